@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import { type DecodeResult, decodeMessage, type InvokeFunction, type Message } from '@eng/protocol';
+import type { WebSocket } from 'ws';
+import type { Core } from '../core/core.ts';
+import type { WorkerPeer } from '../core/workers.ts';
+import type { Logger } from '../log.ts';
+
+/** Receives binary telemetry frames (§8.1); provided by the observability module. */
+export type TelemetrySink = (prefix: 'OTLP' | 'MTRC' | 'LOGS', payload: Buffer, workerId: string | null) => void;
+
+const TELEMETRY_PREFIXES = new Set(['OTLP', 'MTRC', 'LOGS']);
+
+export function telemetryPrefix(data: Buffer): 'OTLP' | 'MTRC' | 'LOGS' | null {
+  if (data.length < 4) return null;
+  const prefix = data.toString('latin1', 0, 4);
+  return TELEMETRY_PREFIXES.has(prefix) ? (prefix as 'OTLP' | 'MTRC' | 'LOGS') : null;
+}
+
+/** One worker connected to the bus (path `/`). */
+export class WorkerConnection implements WorkerPeer {
+  readonly id = randomUUID();
+  readonly connectedAtMs = Date.now();
+  private closed = false;
+  private cleanup?: Promise<void>;
+  private resolveCleanup?: () => void;
+
+  constructor(
+    private readonly socket: WebSocket,
+    readonly ipAddress: string | null,
+    private readonly core: Core,
+    private readonly log: Logger,
+    private readonly telemetry: () => TelemetrySink | undefined,
+  ) {}
+
+  start(): void {
+    const entry = this.core.connectWorker(this);
+    // spec §2.1: `workerregistered` goes out before any frame from the worker is read
+    this.send({ type: 'workerregistered', worker_id: this.id, reattach_token: entry.reattachToken });
+    this.socket.on('message', (data, isBinary) => this.onFrame(data as Buffer, isBinary));
+    this.socket.on('close', () => this.onClose());
+    this.socket.on('error', (err) => {
+      this.log.debug(`worker ${this.id} socket error`, { error: err.message });
+    });
+  }
+
+  send(frame: object | string): boolean {
+    if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
+    this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+    return true;
+  }
+
+  evict(reason: string): Promise<void> {
+    if (!this.cleanup) {
+      this.cleanup = new Promise((resolve) => {
+        this.resolveCleanup = resolve;
+      });
+    }
+    if (this.closed) return Promise.resolve();
+    this.socket.close(4000, reason);
+    // a peer that never answers the close handshake still gets cleaned up
+    setTimeout(() => this.socket.terminate(), 1000).unref();
+    return this.cleanup;
+  }
+
+  private onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.core.disconnectWorker(this.id);
+    this.resolveCleanup?.();
+  }
+
+  private onFrame(data: Buffer, isBinary: boolean): void {
+    let decoded: DecodeResult | undefined;
+    if (isBinary) {
+      const prefix = telemetryPrefix(data);
+      if (prefix) {
+        const sink = this.telemetry();
+        if (sink) sink(prefix, data.subarray(4), this.id);
+        return;
+      }
+      decoded = decodeMessage(data.toString('utf8'));
+    } else {
+      decoded = decodeMessage(data.toString('utf8'));
+    }
+    if (!decoded) return;
+    if (!decoded.ok) {
+      this.log.warn(`dropped frame from worker ${this.id}: ${decoded.reason}`);
+      return;
+    }
+    try {
+      this.handle(decoded.message, data);
+    } catch (err) {
+      this.log.error(`failed to handle ${decoded.message.type} from worker ${this.id}`, { error: (err as Error).message });
+    }
+  }
+
+  private handle(message: Message, raw: Buffer): void {
+    const core = this.core;
+    switch (message.type) {
+      case 'invokefunction':
+        this.onInvoke(message);
+        return;
+      case 'invocationresult': {
+        const rawFrame = { frame: raw.toString('utf8'), invocationId: message.invocation_id };
+        const outcome = message.error
+          ? { ok: false as const, error: message.error, rawFrame }
+          : {
+              ok: true as const,
+              result: message.result,
+              traceparent: message.traceparent ?? undefined,
+              baggage: message.baggage ?? undefined,
+              rawFrame,
+            };
+        core.invoker.complete(message.invocation_id, outcome);
+        return;
+      }
+      case 'registerfunction': {
+        if (message.invocation) {
+          this.log.error(`function ${message.id} uses an HTTP invocation, which this engine does not serve yet; registration ignored`);
+          return;
+        }
+        const previous = core.functions.get(message.id);
+        if (previous && previous.ownerWorkerId !== this.id) {
+          this.log.info(`function ${message.id} already registered. Overwriting.`);
+        }
+        core.functions.set({
+          id: message.id,
+          description: message.description ?? null,
+          requestFormat: message.request_format ?? null,
+          responseFormat: message.response_format ?? null,
+          metadata: message.metadata ?? null,
+          ownerWorkerId: this.id,
+          moduleName: null,
+          registeredAtMs: Date.now(),
+        });
+        return;
+      }
+      case 'unregisterfunction':
+        core.functions.removeIfOwner(message.id, this.id);
+        return;
+      case 'registertriggertype':
+        core.registerTriggerType({
+          id: message.id,
+          description: message.description ?? null,
+          triggerRequestFormat: message.trigger_request_format,
+          callRequestFormat: message.call_request_format,
+          provider: { kind: 'worker', workerId: this.id },
+        });
+        return;
+      case 'unregistertriggertype':
+        core.unregisterTriggerType(message.id, this.id);
+        return;
+      case 'registertrigger':
+        void core
+          .bindTrigger({
+            id: message.id,
+            triggerType: message.trigger_type,
+            functionId: message.function_id,
+            config: message.config ?? {},
+            metadata: message.metadata ?? undefined,
+            ownerWorkerId: this.id,
+          })
+          .then((result) => {
+            if (!result.ok) {
+              this.log.warn(`trigger ${message.id} (${message.trigger_type}) refused: ${result.error.message}`);
+              this.send({
+                type: 'triggerregistrationresult',
+                id: message.id,
+                trigger_type: message.trigger_type,
+                function_id: message.function_id,
+                error: result.error,
+              });
+            }
+          });
+        return;
+      case 'triggerregistrationresult':
+        core.handleTriggerResult(this.id, message.id, message.error);
+        return;
+      case 'unregistertrigger': {
+        const binding = core.bindings.get(message.id);
+        // only the owner (or anyone, for ownerless bindings) may remove a binding
+        if (binding && (binding.ownerWorkerId === this.id || binding.ownerWorkerId === null)) {
+          void core.unbindTrigger(message.id);
+        }
+        return;
+      }
+      case 'reattach':
+        void core.reattach(this.id, message.previous_worker_id, message.reattach_token);
+        return;
+      case 'registerservice':
+        // spec §2.3.11: a grouping record only; accepted and ignored
+        return;
+      case 'ping':
+        this.send({ type: 'pong' });
+        return;
+      case 'pong':
+        return;
+      default:
+        this.log.warn(`dropped frame from worker ${this.id}: "${message.type}" is not sent by workers`);
+    }
+  }
+
+  private onInvoke(message: InvokeFunction): void {
+    const invocationId = message.invocation_id ?? undefined;
+    const isVoid = message.action?.type === 'void';
+    const promise = this.core.invoker.invoke(message.function_id, message.data, {
+      invocationId,
+      callerWorkerId: this.id,
+      traceparent: message.traceparent ?? undefined,
+      baggage: message.baggage ?? undefined,
+      metadata: message.metadata,
+      action: message.action,
+    });
+    // void calls, and calls without an id, get no reply (§2.5 step 5)
+    if (isVoid || !invocationId) return;
+    promise.then((outcome) => {
+      // the executor's own frame carries the same invocation id: relay it untouched
+      if (outcome.rawFrame && outcome.rawFrame.invocationId === invocationId) {
+        this.send(outcome.rawFrame.frame);
+        return;
+      }
+      const reply: Record<string, unknown> = {
+        type: 'invocationresult',
+        invocation_id: invocationId,
+        function_id: message.function_id,
+      };
+      if (outcome.ok) {
+        if (outcome.result !== undefined) reply.result = outcome.result;
+        if (outcome.traceparent) reply.traceparent = outcome.traceparent;
+        if (outcome.baggage) reply.baggage = outcome.baggage;
+      } else {
+        reply.error = outcome.error;
+      }
+      if (!this.send(reply)) {
+        this.log.debug(`result for ${message.function_id} dropped: caller ${this.id} is gone`);
+      }
+    });
+  }
+}

@@ -1,0 +1,225 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ChannelsCreateInput, describeZodError, EngError, EngineFunction, ErrorCode } from '@eng/protocol';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { z } from 'zod';
+import type { EngineModule, ModuleContext } from '../core/module.ts';
+import type { Logger } from '../log.ts';
+import { ChannelManager } from './channels.ts';
+import { type TelemetrySink, telemetryPrefix, WorkerConnection } from './connection.ts';
+
+export const WorkerManagerConfig = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(49134),
+    /** A frame larger than this closes the sending connection (code 1009). */
+    max_frame_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024 * 1024),
+    handshake_timeout_ms: z.number().int().positive().default(10_000),
+  })
+  .strict();
+export type WorkerManagerConfig = z.infer<typeof WorkerManagerConfig>;
+
+/** Names under which other modules find the bus's shared parts. */
+export const BusService = {
+  Channels: 'bus.channels',
+  Telemetry: 'bus.telemetry',
+  Address: 'bus.address',
+} as const;
+
+export interface BusAddress {
+  host: string;
+  port: number;
+  url: string;
+}
+
+/**
+ * The worker bus (`eng-worker-manager`): WebSocket server for workers (`/`), telemetry (`/otel`)
+ * and channels (`/ws/channels/{id}`). spec: engine-protocol §2.
+ */
+export class WorkerBus {
+  private server?: Server;
+  private wss?: WebSocketServer;
+  readonly channels: ChannelManager;
+  private readonly sockets = new Set<WebSocket>();
+
+  constructor(
+    private readonly ctx: ModuleContext<WorkerManagerConfig>,
+    private readonly log: Logger,
+  ) {
+    this.channels = new ChannelManager(log.child('channels'));
+  }
+
+  async listen(): Promise<BusAddress> {
+    const { host, port, max_frame_bytes } = this.ctx.config;
+    const wss = new WebSocketServer({ noServer: true, maxPayload: max_frame_bytes, perMessageDeflate: false });
+    this.wss = wss;
+    const server = createServer((req, res) => {
+      // plain HTTP on the bus port: tell the caller what this port is for
+      res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
+      res.end(JSON.stringify({ error: { code: 'UPGRADE_REQUIRED', message: 'this is the eng worker bus: connect with a WebSocket' } }));
+    });
+    server.headersTimeout = this.ctx.config.handshake_timeout_ms;
+    server.requestTimeout = this.ctx.config.handshake_timeout_ms;
+    server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = server.address();
+    const actualPort = typeof address === 'object' && address ? address.port : port;
+    return { host, port: actualPort, url: `ws://${host}:${actualPort}` };
+  }
+
+  async close(): Promise<void> {
+    this.channels.close();
+    for (const socket of this.sockets) socket.close(1001, 'engine shutting down');
+    await new Promise((r) => setTimeout(r, 50));
+    for (const socket of this.sockets) socket.terminate();
+    this.wss?.close();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://bus');
+    const path = url.pathname;
+    const wss = this.wss as WebSocketServer;
+    if (path === '/' || path === '') {
+      wss.handleUpgrade(req, socket, head, (ws) => this.acceptWorker(ws, req));
+      return;
+    }
+    if (path === '/otel') {
+      wss.handleUpgrade(req, socket, head, (ws) => this.acceptTelemetry(ws));
+      return;
+    }
+    const channelMatch = /^\/ws\/channels\/([^/]+)$/.exec(path);
+    if (channelMatch) {
+      const id = decodeURIComponent(channelMatch[1] as string);
+      const key = url.searchParams.get('key');
+      const dir = url.searchParams.get('dir');
+      if (!this.channels.check(id, key) || (dir !== 'read' && dir !== 'write')) {
+        rejectUpgrade(socket, 404, 'Channel not found');
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => this.acceptChannel(ws, id, key as string, dir));
+      return;
+    }
+    rejectUpgrade(socket, 404, 'Not Found');
+  }
+
+  private track(ws: WebSocket): void {
+    this.sockets.add(ws);
+    ws.on('close', () => this.sockets.delete(ws));
+  }
+
+  private acceptWorker(ws: WebSocket, req: IncomingMessage): void {
+    this.track(ws);
+    ws.on('error', (err) => {
+      // ws reports oversized frames here and closes with 1009 "Max payload size exceeded"
+      this.log.warn(`worker connection error: ${err.message}`);
+    });
+    const connection = new WorkerConnection(ws, req.socket.remoteAddress ?? null, this.ctx.core, this.log, () =>
+      this.ctx.services.get<TelemetrySink>(BusService.Telemetry),
+    );
+    connection.start();
+  }
+
+  private acceptTelemetry(ws: WebSocket): void {
+    this.track(ws);
+    ws.on('error', (err) => this.log.warn(`telemetry connection error: ${err.message}`));
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) return; // §2.12: text frames are ignored on /otel
+      const buffer = data as Buffer;
+      const prefix = telemetryPrefix(buffer);
+      if (!prefix) {
+        this.log.warn('dropped telemetry frame: unknown prefix');
+        return;
+      }
+      this.ctx.services.get<TelemetrySink>(BusService.Telemetry)?.(prefix, buffer.subarray(4), null);
+    });
+  }
+
+  private acceptChannel(ws: WebSocket, id: string, key: string, dir: 'read' | 'write'): void {
+    this.track(ws);
+    ws.on('error', (err) => this.log.debug(`channel ${id} socket error: ${err.message}`));
+    if (dir === 'read') {
+      const ok = this.channels.attachReader(id, key, {
+        send: (frame) => ws.send(frame.data, { binary: frame.binary }),
+        close: (code, reason) => ws.close(code, reason),
+      });
+      if (!ok) {
+        ws.close(1008, 'channel end already taken');
+        return;
+      }
+      ws.on('close', () => this.channels.readerGone(id));
+      return;
+    }
+    const writer = this.channels.attachWriter(id, key, {
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
+      close: (code, reason) => ws.close(code, reason),
+    });
+    if (!writer) {
+      ws.close(1008, 'channel end already taken');
+      return;
+    }
+    ws.on('message', (data, isBinary) => {
+      writer.push({ data: isBinary ? (data as Buffer) : (data as Buffer).toString('utf8'), binary: isBinary });
+    });
+    ws.on('close', () => writer.end());
+  }
+}
+
+function rejectUpgrade(socket: Duplex, status: number, message: string): void {
+  const body = message;
+  socket.write(
+    `HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Error'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  socket.destroy();
+}
+
+export function workerManagerModule(): EngineModule<WorkerManagerConfig> {
+  let bus: WorkerBus | undefined;
+  let context: ModuleContext<WorkerManagerConfig> | undefined;
+  return {
+    name: 'eng-worker-manager',
+    aliases: ['iii-worker-manager'],
+    description: 'worker bus: WebSocket connections, telemetry and channels',
+    configSchema: WorkerManagerConfig,
+    mandatory: true,
+    async start(ctx) {
+      bus = new WorkerBus(ctx, ctx.log);
+      ctx.services.set(BusService.Channels, bus.channels);
+      ctx.core.onWorkerDisconnect((workerId) => bus?.channels.removeOwnedBy(workerId));
+      ctx.registerFunction(
+        {
+          id: EngineFunction.ChannelsCreate,
+          description: 'Create a byte/text channel; returns a writer and a reader reference',
+          request_format: { type: 'object', properties: { buffer_size: { type: 'integer', minimum: 1, maximum: 1024 } } },
+        },
+        (input) => {
+          const parsed = ChannelsCreateInput.safeParse(input ?? {});
+          if (!parsed.success) throw new EngError(ErrorCode.DeserializationError, describeZodError(parsed.error));
+          return (bus as WorkerBus).channels.create(parsed.data.buffer_size ?? 64, null);
+        },
+      );
+      context = ctx;
+    },
+    async afterStart() {
+      if (!bus || !context) return;
+      const address = await bus.listen();
+      context.services.set(BusService.Address, address);
+      context.log.info(`worker bus listening on ${address.url}`);
+    },
+    async stop() {
+      await bus?.close();
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { isMap, isSeq, parseDocument, YAMLMap, YAMLSeq } from 'yaml';
+import { parseConfigText } from '../config/load.ts';
+import { resolveConfigPath } from '../config/resolve.ts';
+import { BUILTIN_MODULES, findBuiltin } from '../modules/index.ts';
+import { findCatalogEntry, WORKER_CATALOG } from '../supervisor/catalog.ts';
+
+function readDoc(file: string) {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : 'workers: []\n';
+  const doc = parseDocument(text);
+  if (doc.errors.length) throw new Error(`${file}: invalid YAML: ${doc.errors[0]?.message.split('\n')[0]}`);
+  if (!isMap(doc.contents)) doc.contents = new YAMLMap() as never;
+  let workers = doc.get('workers');
+  if (!isSeq(workers)) {
+    workers = new YAMLSeq();
+    doc.set('workers', workers);
+  }
+  return { doc, workers: workers as YAMLSeq };
+}
+
+function entryNames(workers: YAMLSeq): string[] {
+  return workers.items.map((item) => (isMap(item) ? String(item.get('name') ?? '') : ''));
+}
+
+function writeAtomically(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  // rename is atomic: a crash never leaves a half-written config
+  renameSync(tmp, file);
+}
+
+export function registerWorkerCommands(program: Command): void {
+  const worker = program.command('worker').description('manage the workers the engine launches (config.yaml `workers:` list)');
+
+  worker
+    .command('add')
+    .description('add a worker to the configuration; the engine launches it on its next start')
+    .argument('<name>', `worker name (${WORKER_CATALOG.map((w) => w.name).join(', ')}, or a built-in module such as eng-http)`)
+    .option('-c, --config <file>', 'configuration file (default ./config.yaml if present, else ~/.eng/config.yaml)')
+    .action((name: string, options: { config?: string }) => {
+      const catalog = findCatalogEntry(name);
+      const builtin = findBuiltin(name);
+      if (!catalog && !builtin) {
+        const known = [...WORKER_CATALOG.map((w) => w.name), ...BUILTIN_MODULES.map((m) => m.name)];
+        throw new Error(`unknown worker "${name}"; known workers: ${known.join(', ')}`);
+      }
+      const file = resolveConfigPath(options.config);
+      const { doc, workers } = readDoc(file);
+      const canonical = builtin?.name ?? name;
+      if (entryNames(workers).some((n) => n === canonical || findBuiltin(n)?.name === canonical)) {
+        process.stdout.write(`${canonical} is already configured in ${file}\n`);
+        return;
+      }
+      const entry = doc.createNode({
+        name: canonical,
+        ...(catalog && Object.keys(catalog.defaultConfig).length ? { config: catalog.defaultConfig } : {}),
+      });
+      workers.add(entry);
+      const text = doc.toString();
+      parseConfigText(text, file); // never write a file the engine would refuse
+      writeAtomically(file, text);
+      process.stdout.write(`${pc.green('added')} ${canonical} to ${file}; it starts with the engine's next start\n`);
+    });
+
+  worker
+    .command('remove')
+    .description('remove a worker from the configuration')
+    .argument('<name>', 'worker name')
+    .option('-c, --config <file>', 'configuration file')
+    .action((name: string, options: { config?: string }) => {
+      const file = resolveConfigPath(options.config);
+      if (!existsSync(file)) throw new Error(`no configuration file at ${file}`);
+      const { doc, workers } = readDoc(file);
+      const canonical = findBuiltin(name)?.name ?? name;
+      const index = entryNames(workers).findIndex((n) => n === canonical || findBuiltin(n)?.name === canonical);
+      if (index < 0) {
+        process.stdout.write(`${name} is not configured in ${file}\n`);
+        return;
+      }
+      workers.items.splice(index, 1);
+      writeAtomically(file, doc.toString());
+      process.stdout.write(`${pc.green('removed')} ${canonical} from ${file}\n`);
+    });
+
+  worker
+    .command('list')
+    .description('list configured workers')
+    .option('-c, --config <file>', 'configuration file')
+    .option('--json', 'print JSON')
+    .action((options: { config?: string; json?: boolean }) => {
+      const file = resolveConfigPath(options.config);
+      const config = existsSync(file) ? parseConfigText(readFileSync(file, 'utf8'), file) : { path: file, workers: [] };
+      const rows = config.workers.map((w) => ({
+        name: w.name,
+        kind: findBuiltin(w.name) ? 'module' : 'worker',
+        description: findBuiltin(w.name)
+          ? 'built-in module'
+          : (findCatalogEntry(w.name)?.description ?? (w.command ? `command: ${w.command}` : '')),
+      }));
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify({ config: file, workers: rows }, null, 2)}\n`);
+        return;
+      }
+      process.stdout.write(`${pc.dim(file)}\n`);
+      if (rows.length === 0) process.stdout.write('no workers configured; add one with `eng worker add <name>`\n');
+      for (const row of rows) process.stdout.write(`  ${row.name.padEnd(22)} ${row.kind.padEnd(7)} ${pc.dim(row.description)}\n`);
+    });
+}

@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import { type ErrorBody, ErrorCode } from '@eng/protocol';
+import type { Logger } from '../log.ts';
+import { FunctionRegistry } from './functions.ts';
+import { Invoker } from './invoker.ts';
+import {
+  type TriggerBinding,
+  TriggerBindingRegistry,
+  type TriggerProvider,
+  type TriggerTypeEntry,
+  TriggerTypeRegistry,
+} from './triggers.ts';
+import { type WorkerEntry, type WorkerInfoUpdate, type WorkerPeer, WorkerRegistry } from './workers.ts';
+
+export type WorkerEvent =
+  | { event: 'worker_connected'; worker_id: string }
+  | { event: 'worker_disconnected'; worker_id: string }
+  | { event: 'worker_metadata_updated'; worker_id: string };
+
+export type BindResult = { ok: true; binding: TriggerBinding } | { ok: false; error: ErrorBody };
+
+const ACK_TIMEOUT_MS = 10_000;
+
+/**
+ * Registries and routing. The core knows nothing about HTTP, cron or any other trigger type:
+ * those are providers (modules or workers) it forwards bindings to.
+ */
+export class Core {
+  readonly functions = new FunctionRegistry();
+  readonly workers = new WorkerRegistry();
+  readonly triggerTypes = new TriggerTypeRegistry();
+  readonly bindings = new TriggerBindingRegistry();
+  readonly invoker: Invoker;
+  private readonly workerListeners = new Set<(event: WorkerEvent) => void>();
+  private readonly disconnectHooks = new Set<(workerId: string) => void>();
+  private readonly ackWaiters = new Map<string, (error: ErrorBody | null) => void>();
+
+  constructor(
+    readonly log: Logger,
+    readonly version: string,
+  ) {
+    this.invoker = new Invoker(this.functions, this.workers, log.child('invoke'));
+  }
+
+  // ── workers ──────────────────────────────────────────────────────────────
+
+  connectWorker(peer: WorkerPeer): WorkerEntry {
+    const entry = this.workers.add(peer, randomUUID());
+    this.emitWorker({ event: 'worker_connected', worker_id: peer.id });
+    return entry;
+  }
+
+  updateWorkerInfo(workerId: string, info: WorkerInfoUpdate): boolean {
+    const entry = this.workers.get(workerId);
+    if (!entry) return false;
+    entry.info = { ...entry.info, ...stripUndefined(info) };
+    this.emitWorker({ event: 'worker_metadata_updated', worker_id: workerId });
+    return true;
+  }
+
+  /** spec §2.3.2: evict the previous connection on a matching token and wait for its cleanup. */
+  async reattach(currentWorkerId: string, previousWorkerId: string, token: string): Promise<boolean> {
+    if (previousWorkerId === currentWorkerId) return false;
+    const previous = this.workers.get(previousWorkerId);
+    if (!previous || previous.reattachToken !== token) return false;
+    const evicted = previous.peer.evict('replaced by a reattaching connection');
+    await Promise.race([evicted, new Promise((r) => setTimeout(r, 5000))]);
+    return true;
+  }
+
+  /** spec §2.8: everything a connection owned goes away, once. */
+  disconnectWorker(workerId: string): void {
+    const entry = this.workers.get(workerId);
+    if (!entry) return;
+    for (const fn of this.functions.ownedBy(workerId)) this.functions.removeIfOwner(fn.id, workerId);
+    this.invoker.workerGone(workerId);
+    for (const binding of this.bindings.ownedBy(workerId)) void this.unbindTrigger(binding.id);
+    for (const type of this.triggerTypes.providedBy(workerId)) {
+      this.triggerTypes.delete(type.id);
+      for (const binding of this.bindings.ofType(type.id)) {
+        binding.status = 'inactive';
+        binding.error = undefined;
+      }
+    }
+    for (const hook of this.disconnectHooks) hook(workerId);
+    this.workers.remove(workerId);
+    this.emitWorker({ event: 'worker_disconnected', worker_id: workerId });
+  }
+
+  onWorkerEvent(listener: (event: WorkerEvent) => void): () => void {
+    this.workerListeners.add(listener);
+    return () => this.workerListeners.delete(listener);
+  }
+  onWorkerDisconnect(hook: (workerId: string) => void): () => void {
+    this.disconnectHooks.add(hook);
+    return () => this.disconnectHooks.delete(hook);
+  }
+  private emitWorker(event: WorkerEvent): void {
+    for (const listener of this.workerListeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.log.warn('worker event listener failed', { error: (err as Error).message });
+      }
+    }
+  }
+
+  // ── trigger types ────────────────────────────────────────────────────────
+
+  /** Register (or replace) a trigger type's provider, then hand it every binding of that type (§2.3.5, §5.1). */
+  registerTriggerType(entry: TriggerTypeEntry): void {
+    const previous = this.triggerTypes.get(entry.id);
+    if (previous && previous.provider.kind === 'worker' && entry.provider.kind === 'worker') {
+      this.log.info(`trigger type ${entry.id} provider replaced`);
+    }
+    this.triggerTypes.set(entry);
+    for (const binding of this.bindings.ofType(entry.id)) void this.deliver(binding, entry.provider);
+  }
+
+  /** spec §9 row 16: `unregistertriggertype` removes the type; its bindings are parked. */
+  unregisterTriggerType(id: string, byWorkerId: string | null): boolean {
+    const type = this.triggerTypes.get(id);
+    if (!type) return false;
+    if (byWorkerId !== null && !(type.provider.kind === 'worker' && type.provider.workerId === byWorkerId)) return false;
+    this.triggerTypes.delete(id);
+    for (const binding of this.bindings.ofType(id)) {
+      binding.status = 'inactive';
+      binding.error = undefined;
+    }
+    return true;
+  }
+
+  // ── bindings ─────────────────────────────────────────────────────────────
+
+  /**
+   * Bind a function to a trigger. Unknown types are parked (§5.1). A module provider may refuse
+   * synchronously (nothing stored, error returned). For worker providers, `waitForAck` waits up
+   * to 10 s for their `triggerregistrationresult` (as `engine::register_trigger` does).
+   */
+  async bindTrigger(
+    input: Omit<TriggerBinding, 'status' | 'createdAtMs' | 'error'>,
+    options: { waitForAck?: boolean } = {},
+  ): Promise<BindResult> {
+    const existing = this.bindings.get(input.id);
+    if (existing) await this.unbindTrigger(existing.id);
+    const binding: TriggerBinding = { ...input, status: 'inactive', createdAtMs: Date.now() };
+    const type = this.triggerTypes.get(binding.triggerType);
+    if (!type) {
+      this.bindings.set(binding);
+      this.log.debug(`trigger ${binding.id} parked: type "${binding.triggerType}" has no provider yet`);
+      return { ok: true, binding };
+    }
+    if (type.provider.kind === 'module') {
+      try {
+        await type.provider.register(binding);
+      } catch (err) {
+        return {
+          ok: false,
+          error: { code: ErrorCode.TriggerRegistrationFailed, message: (err as Error).message ?? String(err) },
+        };
+      }
+      binding.status = 'active';
+      this.bindings.set(binding);
+      return { ok: true, binding };
+    }
+    this.bindings.set(binding);
+    const ack = options.waitForAck ? this.waitForAck(binding.id) : null;
+    await this.deliver(binding, type.provider);
+    if (ack) {
+      const error = await ack;
+      if (error) return { ok: false, error };
+    }
+    return { ok: true, binding };
+  }
+
+  async unbindTrigger(id: string): Promise<TriggerBinding | undefined> {
+    const binding = this.bindings.delete(id);
+    if (!binding) return undefined;
+    const type = this.triggerTypes.get(binding.triggerType);
+    if (type && binding.status === 'active') {
+      if (type.provider.kind === 'module') {
+        try {
+          await type.provider.unregister(binding);
+        } catch (err) {
+          this.log.warn(`provider of ${binding.triggerType} failed to unregister ${id}`, { error: (err as Error).message });
+        }
+      } else {
+        this.workers.get(type.provider.workerId)?.peer.send({ type: 'unregistertrigger', id, trigger_type: binding.triggerType });
+      }
+    }
+    return binding;
+  }
+
+  /** A provider (or any worker) answered a delivered binding (§2.3.7, 0.22.1 semantics). */
+  handleTriggerResult(fromWorkerId: string, id: string, error: ErrorBody | null | undefined): void {
+    const waiter = this.ackWaiters.get(id);
+    if (waiter) {
+      this.ackWaiters.delete(id);
+      waiter(error ?? null);
+    }
+    const binding = this.bindings.get(id);
+    if (!binding) return;
+    const type = this.triggerTypes.get(binding.triggerType);
+    if (!type || type.provider.kind !== 'worker' || type.provider.workerId !== fromWorkerId) return;
+    if (!error) {
+      binding.status = 'active';
+      binding.error = undefined;
+      return;
+    }
+    binding.status = 'error';
+    binding.error = `${error.code}: ${error.message}`;
+    if (binding.ownerWorkerId && binding.ownerWorkerId !== fromWorkerId) {
+      this.workers.get(binding.ownerWorkerId)?.peer.send({
+        type: 'triggerregistrationresult',
+        id: binding.id,
+        trigger_type: binding.triggerType,
+        function_id: binding.functionId,
+        error,
+      });
+    }
+  }
+
+  private async deliver(binding: TriggerBinding, provider: TriggerProvider): Promise<void> {
+    if (provider.kind === 'module') {
+      try {
+        await provider.register(binding);
+        binding.status = 'active';
+        binding.error = undefined;
+      } catch (err) {
+        binding.status = 'error';
+        binding.error = (err as Error).message;
+        this.log.warn(`trigger ${binding.id} (${binding.triggerType}) refused: ${binding.error}`);
+      }
+      return;
+    }
+    const providerWorker = this.workers.get(provider.workerId);
+    if (!providerWorker) return;
+    const frame: Record<string, unknown> = {
+      type: 'registertrigger',
+      id: binding.id,
+      trigger_type: binding.triggerType,
+      function_id: binding.functionId,
+      config: binding.config ?? {},
+    };
+    if (binding.metadata) frame.metadata = binding.metadata;
+    binding.status = providerWorker.peer.send(frame) ? 'active' : 'inactive';
+  }
+
+  private waitForAck(id: string): Promise<ErrorBody | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.ackWaiters.delete(id);
+        resolve(null); // no ack within 10 s: the binding stays, as in iii
+      }, ACK_TIMEOUT_MS);
+      this.ackWaiters.set(id, (error) => {
+        clearTimeout(timer);
+        resolve(error);
+      });
+    });
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}

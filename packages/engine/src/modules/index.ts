@@ -1,0 +1,17 @@
+import { workerManagerModule } from '../bus/server.ts';
+import type { EngineModule } from '../core/module.ts';
+import { introspectionModule } from './introspection/index.ts';
+
+/**
+ * Every built-in module, by config name. A new module is one line here; the core never changes.
+ * `defaultOn`: started when the engine runs without a config file.
+ */
+export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => EngineModule<any>; defaultOn: boolean }> = [
+  { name: 'eng-worker-manager', create: workerManagerModule, defaultOn: true },
+  { name: 'eng-engine-functions', create: introspectionModule, defaultOn: true },
+];
+
+export function findBuiltin(name: string): { name: string; create: () => EngineModule<any> } | undefined {
+  const base = name.replace(/^iii-/, 'eng-');
+  return BUILTIN_MODULES.find((m) => m.name === base);
+}

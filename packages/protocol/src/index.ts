@@ -1,0 +1,5 @@
+export * from './decode.ts';
+export * from './errors.ts';
+export * from './functions.ts';
+export * from './messages.ts';
+export * from './records.ts';
