@@ -119,8 +119,17 @@ export class WorkerBus {
     ws.on('close', () => this.sockets.delete(ws));
   }
 
+  /** ws closes an oversized frame's connection with 1009 and no reason; give the peer one. */
+  private explainOversize(ws: WebSocket): void {
+    const limit = this.ctx.config.max_frame_bytes;
+    const close = ws.close.bind(ws);
+    ws.close = (code?: number, reason?: string | Buffer) =>
+      close(code, code === 1009 && !reason ? `Max payload size exceeded: frames are limited to ${limit} bytes (max_frame_bytes)` : reason);
+  }
+
   private acceptWorker(ws: WebSocket, req: IncomingMessage): void {
     this.track(ws);
+    this.explainOversize(ws);
     ws.on('error', (err) => {
       // ws reports oversized frames here and closes with 1009 "Max payload size exceeded"
       this.log.warn(`worker connection error: ${err.message}`);
@@ -133,6 +142,7 @@ export class WorkerBus {
 
   private acceptTelemetry(ws: WebSocket): void {
     this.track(ws);
+    this.explainOversize(ws);
     ws.on('error', (err) => this.log.warn(`telemetry connection error: ${err.message}`));
     ws.on('message', (data, isBinary) => {
       if (!isBinary) return; // §2.12: text frames are ignored on /otel

@@ -1,0 +1,501 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
+import { RawClient } from '../../../test/raw-client.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+let engine: EngineProcess;
+const clients: RawClient[] = [];
+async function worker(): Promise<RawClient & { workerId: string; token: string }> {
+  const client = await RawClient.worker(engine.busUrl);
+  clients.push(client);
+  return client;
+}
+
+beforeAll(async () => {
+  engine = await startEngine({
+    configYaml: 'workers:\n  - name: eng-worker-manager\n    config:\n      port: {{BUS_PORT}}\n      max_frame_bytes: 1048576\n',
+  });
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.terminate()));
+  await engine.stop();
+});
+
+describe('worker bus: connection', () => {
+  it('greets every connection with a fresh worker id and a reattach token', async () => {
+    const a = await worker();
+    const b = await worker();
+    expect(a.workerId).toMatch(UUID);
+    expect(a.token).toMatch(UUID);
+    expect(a.workerId).not.toBe(b.workerId);
+  });
+
+  it('answers app-level ping with pong and WebSocket pings with pongs', async () => {
+    const a = await worker();
+    a.send({ type: 'ping' });
+    expect((await a.next((f) => f.type === 'pong')).type).toBe('pong');
+    const pong = new Promise<Buffer>((resolve) => a.socket.once('pong', resolve));
+    a.socket.ping(Buffer.from('hb'));
+    expect((await pong).toString()).toBe('hb');
+  });
+
+  it('serves an explanatory 426 to plain HTTP on the bus port', async () => {
+    const res = await fetch(`http://127.0.0.1:${engine.busPort}/`);
+    expect(res.status).toBe(426);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('UPGRADE_REQUIRED');
+  });
+});
+
+describe('worker bus: invocation routing', () => {
+  it('routes a call to the owning worker, injects _caller_worker_id and reuses the invocation id', async () => {
+    const executor = await worker();
+    const caller = await worker();
+    executor.send({ type: 'registerfunction', id: 'bus::echo', description: 'echo' });
+    await waitFor(async () => (await caller.call('engine::functions::list', {})).result);
+    const invocationId = crypto.randomUUID();
+    caller.send({
+      type: 'invokefunction',
+      invocation_id: invocationId,
+      function_id: 'bus::echo',
+      data: { x: 1, _caller_worker_id: 'spoofed' },
+      metadata: { tenant: 't1' },
+    });
+    const received = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::echo');
+    expect(received.invocation_id).toBe(invocationId);
+    expect(received.data).toEqual({ x: 1, _caller_worker_id: caller.workerId });
+    expect(received.metadata).toEqual({ tenant: 't1' });
+    expect(received.action).toBeUndefined();
+    executor.send({ type: 'invocationresult', invocation_id: invocationId, function_id: 'bus::echo', result: { echoed: received.data } });
+    const result = await caller.next((f) => f.type === 'invocationresult' && f.invocation_id === invocationId);
+    expect(result.result).toEqual({ echoed: { x: 1, _caller_worker_id: caller.workerId } });
+  });
+
+  it('answers an unknown function with function_not_found', async () => {
+    const caller = await worker();
+    const result = await caller.call('bus::nope', {});
+    expect(result.error).toEqual({ code: 'function_not_found', message: 'Function bus::nope not found' });
+  });
+
+  it('relays handler errors with code, message and stacktrace', async () => {
+    const executor = await worker();
+    const caller = await worker();
+    executor.send({ type: 'registerfunction', id: 'bus::fail' });
+    const pending = caller.call('bus::fail', {});
+    const call = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::fail');
+    executor.send({
+      type: 'invocationresult',
+      invocation_id: call.invocation_id,
+      error: { code: 'invocation_failed', message: 'boom', stacktrace: 'Error: boom\n  at x' },
+    });
+    expect((await pending).error).toEqual({ code: 'invocation_failed', message: 'boom', stacktrace: 'Error: boom\n  at x' });
+  });
+
+  it('void calls get no reply while the handler still runs with an invocation id', async () => {
+    const executor = await worker();
+    const caller = await worker();
+    executor.send({ type: 'registerfunction', id: 'bus::void' });
+    await new Promise((r) => setTimeout(r, 50));
+    caller.send({ type: 'invokefunction', function_id: 'bus::void', data: { n: 1 }, action: { type: 'void' } });
+    const call = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::void');
+    expect(call.invocation_id).toMatch(UUID);
+    executor.send({ type: 'invocationresult', invocation_id: call.invocation_id, result: 'ignored' });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(caller.frames.filter((f) => f.type === 'invocationresult')).toEqual([]);
+  });
+
+  it('treats a missing data field as null instead of dropping the call', async () => {
+    const executor = await worker();
+    const caller = await worker();
+    executor.send({ type: 'registerfunction', id: 'bus::nodata' });
+    await new Promise((r) => setTimeout(r, 50));
+    const id = crypto.randomUUID();
+    caller.send({ type: 'invokefunction', invocation_id: id, function_id: 'bus::nodata' });
+    const call = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::nodata');
+    expect(call.data).toBeNull();
+  });
+
+  it('ends calls in flight with invocation_stopped when the executor disconnects, and drops its functions', async () => {
+    const executor = await worker();
+    const caller = await worker();
+    executor.send({ type: 'registerfunction', id: 'bus::slow' });
+    const pending = caller.call('bus::slow', {});
+    await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::slow');
+    await executor.terminate();
+    expect((await pending).error).toEqual({ code: 'invocation_stopped', message: 'Invocation stopped' });
+    const list = await caller.result<{ functions: Array<{ function_id: string }> }>('engine::functions::list');
+    expect(list.functions.map((f) => f.function_id)).not.toContain('bus::slow');
+  });
+
+  it('gives a function to the last registrant and lets only the owner unregister it', async () => {
+    const first = await worker();
+    const second = await worker();
+    const caller = await worker();
+    first.send({ type: 'registerfunction', id: 'bus::owned' });
+    await new Promise((r) => setTimeout(r, 30));
+    second.send({ type: 'registerfunction', id: 'bus::owned' });
+    await new Promise((r) => setTimeout(r, 30));
+    first.send({ type: 'unregisterfunction', id: 'bus::owned' }); // no longer the owner: ignored
+    await new Promise((r) => setTimeout(r, 30));
+    const pending = caller.call('bus::owned', {});
+    const call = await second.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::owned');
+    second.send({ type: 'invocationresult', invocation_id: call.invocation_id, result: 'second' });
+    expect((await pending).result).toBe('second');
+    await first.close(); // the old owner leaving must not remove the new owner's function
+    const info = await caller.result('engine::functions::info', { function_id: 'bus::owned' });
+    expect(info.worker_id).toBe(second.workerId);
+  });
+
+  it('answers the enqueue action with enqueue_error when no queue provider is installed', async () => {
+    const caller = await worker();
+    const executor = await worker();
+    executor.send({ type: 'registerfunction', id: 'bus::queued' });
+    await new Promise((r) => setTimeout(r, 30));
+    const result = await caller.call('bus::queued', {}, { action: { type: 'enqueue', queue: 'default' } });
+    expect((result.error as { code: string }).code).toBe('enqueue_error');
+    expect((result.error as { message: string }).message).toMatch(/eng-queue/);
+  });
+});
+
+describe('worker bus: bad input', () => {
+  it('drops malformed and unknown frames, logs them with the worker id, and keeps the connection', async () => {
+    const bad = await worker();
+    const bystander = await worker();
+    bad.send('{not json');
+    bad.send('[]');
+    bad.send('   ');
+    bad.send({ type: 'warp_drive', id: 1 });
+    bad.send({ type: 'registerfunction', id: 42 });
+    bad.send({ type: 'invokefunction', invocation_id: 'not-a-uuid', function_id: 'engine::functions::list', data: {} });
+    bad.send({ type: 'invocationresult', invocation_id: 'zzz' });
+    bad.socket.send(Buffer.from('XXXX binary junk'));
+    const ok = await bad.call('engine::functions::list', {});
+    expect(ok.result).toBeDefined();
+    expect(bad.isOpen).toBe(true);
+    expect((await bystander.call('engine::functions::list', {})).result).toBeDefined();
+    await waitFor(() => engine.logs().includes(`dropped frame from worker ${bad.workerId}: unknown message type "warp_drive"`));
+    expect(engine.logs()).toContain(`dropped frame from worker ${bad.workerId}: json decode error`);
+    expect(engine.logs()).toMatch(/invalid "registerfunction" frame: id:/);
+    expect(engine.logs()).toMatch(/invalid "invokefunction" frame: invocation_id:/);
+  });
+
+  it('closes only the connection that sends a frame over the size limit, with a reason', async () => {
+    const big = await worker();
+    const bystander = await worker();
+    big.send({ type: 'registerfunction', id: 'bus::big', description: 'x'.repeat(2 * 1024 * 1024) });
+    await big.waitClosed();
+    expect(big.closeInfo?.code).toBe(1009);
+    expect(big.closeInfo?.reason).toMatch(/max payload size exceeded/i);
+    expect((await bystander.call('engine::functions::list', {})).result).toBeDefined();
+    const list = await bystander.result<{ functions: Array<{ function_id: string }> }>('engine::functions::list');
+    expect(list.functions.map((f) => f.function_id)).not.toContain('bus::big');
+  });
+
+  it('survives 1,000 connect/disconnect cycles with memory back near its baseline', async () => {
+    const observer = await worker();
+    const rss = () => {
+      const status = readFileSync(`/proc/${engine.process.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) * 1024;
+    };
+    const cycle = async (n: number) => {
+      for (let i = 0; i < n; i += 50) {
+        await Promise.all(
+          Array.from({ length: 50 }, async (_, j) => {
+            const c = await RawClient.worker(engine.busUrl);
+            c.send({ type: 'registerfunction', id: `churn::f${i + j}` });
+            c.registerWorker(`churn-${i + j}`);
+            await c.close();
+          }),
+        );
+      }
+    };
+    await cycle(200); // warm up allocators and JIT before taking the baseline
+    const baseline = rss();
+    await cycle(1000);
+    await waitFor(async () => {
+      const workers = await observer.result<{ workers: Array<{ name: string }> }>('engine::workers::list');
+      return !workers.workers.some((w) => w.name.startsWith('churn-'));
+    });
+    const functions = await observer.result<{ functions: Array<{ function_id: string }> }>('engine::functions::list', {
+      prefix: 'churn::',
+    });
+    expect(functions.functions).toEqual([]);
+    expect(rss() - baseline).toBeLessThan(40 * 1024 * 1024);
+  }, 60_000);
+});
+
+describe('worker bus: reattach', () => {
+  it('evicts the previous connection when the token matches, and ignores a wrong token', async () => {
+    const old = await worker();
+    old.send({ type: 'registerfunction', id: 'bus::reattach' });
+    const impostor = await worker();
+    impostor.send({ type: 'reattach', previous_worker_id: old.workerId, reattach_token: crypto.randomUUID() });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(old.isOpen).toBe(true);
+    const fresh = await worker();
+    fresh.send({ type: 'reattach', previous_worker_id: old.workerId, reattach_token: old.token });
+    await old.waitClosed();
+    const list = await fresh.result<{ functions: Array<{ function_id: string }> }>('engine::functions::list');
+    expect(list.functions.map((f) => f.function_id)).not.toContain('bus::reattach');
+  });
+});
+
+describe('custom trigger types', () => {
+  it('delivers bindings to the provider, reports refusals to the owner, and unbinds', async () => {
+    const provider = await worker();
+    const consumer = await worker();
+    provider.send({ type: 'registertriggertype', id: 'tt.webhook', description: 'test hook' });
+    consumer.send({ type: 'registerfunction', id: 'bus::on_hook' });
+    await new Promise((r) => setTimeout(r, 30));
+    consumer.send({
+      type: 'registertrigger',
+      message_type: 'registertrigger',
+      id: 'b1',
+      trigger_type: 'tt.webhook',
+      function_id: 'bus::on_hook',
+      config: { path: '/x' },
+      metadata: { m: 1 },
+    });
+    const delivered = await provider.next((f) => f.type === 'registertrigger' && f.id === 'b1');
+    expect(delivered).toMatchObject({
+      trigger_type: 'tt.webhook',
+      function_id: 'bus::on_hook',
+      config: { path: '/x' },
+      metadata: { m: 1 },
+    });
+    provider.send({ type: 'triggerregistrationresult', id: 'b1', trigger_type: 'tt.webhook', function_id: 'bus::on_hook' });
+
+    consumer.send({ type: 'registertrigger', id: 'b2', trigger_type: 'tt.webhook', function_id: 'bus::on_hook', config: { bad: true } });
+    await provider.next((f) => f.type === 'registertrigger' && f.id === 'b2');
+    provider.send({
+      type: 'triggerregistrationresult',
+      id: 'b2',
+      trigger_type: 'tt.webhook',
+      function_id: 'bus::on_hook',
+      error: { code: 'trigger_registration_failed', message: 'bad config' },
+    });
+    const refusal = await consumer.next((f) => f.type === 'triggerregistrationresult' && f.id === 'b2');
+    expect(refusal.error).toEqual({ code: 'trigger_registration_failed', message: 'bad config' });
+    const listed = await consumer.result<{ registered_triggers: Array<{ id: string; status: string; error?: string }> }>(
+      'engine::registered-triggers::list',
+      { trigger_type: 'tt.webhook' },
+    );
+    expect(listed.registered_triggers.find((t) => t.id === 'b1')?.status).toBe('active');
+    expect(listed.registered_triggers.find((t) => t.id === 'b2')).toMatchObject({
+      status: 'error',
+      error: 'trigger_registration_failed: bad config',
+    });
+
+    consumer.send({ type: 'unregistertrigger', message_type: 'unregistertrigger', id: 'b1', trigger_type: 'tt.webhook' });
+    expect(await provider.next((f) => f.type === 'unregistertrigger' && f.id === 'b1')).toMatchObject({ trigger_type: 'tt.webhook' });
+  });
+
+  it('parks bindings of unknown types and delivers them when a provider appears; re-parks when it leaves', async () => {
+    const consumer = await worker();
+    consumer.send({ type: 'registerfunction', id: 'bus::later' });
+    consumer.send({ type: 'registertrigger', id: 'p1', trigger_type: 'tt.later', function_id: 'bus::later', config: { a: 1 } });
+    await new Promise((r) => setTimeout(r, 50));
+    let listed = await consumer.result('engine::registered-triggers::list', { trigger_type: 'tt.later' });
+    expect(listed.registered_triggers[0]).toMatchObject({ id: 'p1', status: 'inactive' });
+    expect(consumer.frames.find((f) => f.type === 'triggerregistrationresult')).toBeUndefined();
+
+    const provider = await worker();
+    provider.send({ type: 'registertriggertype', id: 'tt.later' });
+    expect(await provider.next((f) => f.type === 'registertrigger' && f.id === 'p1')).toMatchObject({ config: { a: 1 } });
+    await provider.terminate();
+    await waitFor(async () => {
+      listed = await consumer.result('engine::registered-triggers::list', { trigger_type: 'tt.later' });
+      return listed.registered_triggers[0]?.status === 'inactive';
+    });
+    const next = await worker();
+    next.send({ type: 'registertriggertype', id: 'tt.later' });
+    expect(await next.next((f) => f.type === 'registertrigger' && f.id === 'p1')).toMatchObject({ function_id: 'bus::later' });
+  });
+
+  it('removes the bindings of a worker that disconnects and tells the provider', async () => {
+    const provider = await worker();
+    const consumer = await worker();
+    provider.send({ type: 'registertriggertype', id: 'tt.gone' });
+    await new Promise((r) => setTimeout(r, 30));
+    consumer.send({ type: 'registertrigger', id: 'g1', trigger_type: 'tt.gone', function_id: 'x::y', config: {} });
+    await provider.next((f) => f.type === 'registertrigger' && f.id === 'g1');
+    await consumer.terminate();
+    expect(await provider.next((f) => f.type === 'unregistertrigger' && f.id === 'g1')).toBeTruthy();
+  });
+
+  it('binds ownerless triggers through engine::register_trigger, waiting for the provider ack', async () => {
+    const provider = await worker();
+    const caller = await worker();
+    provider.send({ type: 'registertriggertype', id: 'tt.owned' });
+    await new Promise((r) => setTimeout(r, 30));
+    const pending = caller.call('engine::register_trigger', { trigger_type: 'tt.owned', function_id: 'x::z', config: { k: 'v' } });
+    const delivered = await provider.next((f) => f.type === 'registertrigger' && f.trigger_type === 'tt.owned');
+    provider.send({ type: 'triggerregistrationresult', id: delivered.id, error: { code: 'trigger_registration_failed', message: 'nope' } });
+    expect((await pending).error).toEqual({ code: 'trigger_registration_failed', message: 'nope' });
+
+    const ok = caller.call('engine::register_trigger', { trigger_type: 'tt.owned', function_id: 'x::z', config: {} });
+    const second = await provider.next((f) => f.type === 'registertrigger' && f.trigger_type === 'tt.owned');
+    provider.send({ type: 'triggerregistrationresult', id: second.id });
+    const { result } = await ok;
+    expect((result as { id: string }).id).toBe(second.id);
+    await caller.close(); // ownerless: survives the caller
+    const other = await worker();
+    const info = await other.result('engine::registered-triggers::info', { id: second.id });
+    expect(info).toMatchObject({ trigger_type: 'tt.owned', function_id: 'x::z', worker_id: null });
+    expect((await other.result('engine::unregister_trigger', { id: second.id })).removed).toBe(true);
+    expect(await provider.next((f) => f.type === 'unregistertrigger' && f.id === second.id)).toBeTruthy();
+  });
+});
+
+describe('introspection', () => {
+  it('round-trips function metadata verbatim and filters internal functions', async () => {
+    const w = await worker();
+    w.send({
+      type: 'registerfunction',
+      id: 'intro::exposed',
+      description: 'An exposed function',
+      request_format: { type: 'object', properties: { a: { type: 'number' } } },
+      metadata: { 'mcp.expose': true, 'mcp.tier': 'ops', nested: { deep: [1, 2] } },
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    const { functions } = await w.result<{ functions: any[] }>('engine::functions::list');
+    const fn = functions.find((f) => f.function_id === 'intro::exposed');
+    expect(fn).toMatchObject({
+      description: 'An exposed function',
+      metadata: { 'mcp.expose': true, 'mcp.tier': 'ops', nested: { deep: [1, 2] } },
+      request_format: { type: 'object', properties: { a: { type: 'number' } } },
+      worker_id: w.workerId,
+    });
+    expect(functions.some((f) => f.function_id.startsWith('engine::'))).toBe(false);
+    const all = await w.result<{ functions: any[] }>('engine::functions::list', { include_internal: true });
+    expect(all.functions.some((f) => f.function_id === 'engine::functions::list')).toBe(true);
+    const searched = await w.result<{ functions: any[] }>('engine::functions::list', { search: 'exposed' });
+    expect(searched.functions[0].function_id).toBe('intro::exposed');
+    const info = await w.result('engine::functions::info', { function_ids: ['intro::exposed', 'intro::missing'] });
+    expect(info.functions[0].request_schema).toEqual({ type: 'object', properties: { a: { type: 'number' } } });
+    expect(info.functions[1]).toEqual({ function_id: 'intro::missing', error: 'not_found' });
+  });
+
+  it('lists a worker only after it registers with a pid, with its functions and runtime', async () => {
+    const w = await worker();
+    w.send({ type: 'registerfunction', id: 'intro::w1' });
+    let list = await w.result<{ workers: any[] }>('engine::workers::list');
+    expect(list.workers.some((x) => x.id === w.workerId)).toBe(false);
+    w.registerWorker('intro-worker', 4242);
+    list = await waitFor(async () => {
+      const l = await w.result<{ workers: any[] }>('engine::workers::list');
+      return l.workers.some((x) => x.id === w.workerId) ? l : null;
+    });
+    const record = list.workers.find((x) => x.id === w.workerId);
+    expect(record).toMatchObject({
+      name: 'intro-worker',
+      runtime: 'node',
+      pid: 4242,
+      status: 'connected',
+      functions: ['intro::w1'],
+      function_count: 1,
+    });
+    expect(typeof list.timestamp).toBe('number');
+    expect(list.workers.some((x) => x.runtime === 'engine' && x.name === 'eng-engine-functions')).toBe(true);
+    const info = await w.result('engine::workers::info', { name: 'intro-worker' });
+    expect(info.functions.map((f: any) => f.function_id)).toEqual(['intro::w1']);
+  });
+
+  it('rejects malformed introspection input with deserialization_error naming the field', async () => {
+    const w = await worker();
+    const result = await w.call('engine::functions::list', { include_internal: 'yes' });
+    expect(result.error).toMatchObject({ code: 'deserialization_error' });
+    expect((result.error as { message: string }).message).toMatch(/include_internal/);
+    const missing = await w.call('engine::functions::info', {});
+    expect((missing.error as { code: string }).code).toBe('deserialization_error');
+  });
+
+  it('fires engine::workers-available and engine::functions-available on changes', async () => {
+    const watcher = await worker();
+    watcher.send({ type: 'registerfunction', id: 'watch::workers' });
+    watcher.send({ type: 'registerfunction', id: 'watch::functions' });
+    watcher.send({
+      type: 'registertrigger',
+      id: 'w-av',
+      trigger_type: 'engine::workers-available',
+      function_id: 'watch::workers',
+      config: {},
+    });
+    watcher.send({
+      type: 'registertrigger',
+      id: 'f-av',
+      trigger_type: 'engine::functions-available',
+      function_id: 'watch::functions',
+      config: {},
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    watcher.frames.length = 0;
+    const newcomer = await worker();
+    const connected = await watcher.next(
+      (f) => f.type === 'invokefunction' && f.function_id === 'watch::workers' && (f.data as any).worker_id === newcomer.workerId,
+    );
+    expect((connected.data as any).event).toBe('worker_connected');
+    newcomer.send({ type: 'registerfunction', id: 'watch::new_fn' });
+    const changed = await watcher.next(
+      (f) =>
+        f.type === 'invokefunction' &&
+        f.function_id === 'watch::functions' &&
+        (f.data as any).functions.some((x: any) => x.function_id === 'watch::new_fn'),
+    );
+    expect((changed.data as any).event).toBe('functions_changed');
+  });
+
+  it('lists trigger types and their instance counts', async () => {
+    const provider = await worker();
+    provider.send({ type: 'registertriggertype', id: 'tt.count', description: 'counted' });
+    provider.send({ type: 'registertrigger', id: 'c1', trigger_type: 'tt.count', function_id: 'a::b', config: {} });
+    await provider.next((f) => f.type === 'registertrigger' && f.id === 'c1');
+    const { triggers } = await provider.result<{ triggers: any[] }>('engine::triggers::list');
+    expect(triggers.find((t) => t.id === 'tt.count')).toMatchObject({ description: 'counted', instance_count: 1 });
+    const legacy = await provider.result<{ trigger_types: any[] }>('engine::trigger-types::list');
+    expect(legacy.trigger_types.some((t) => t.id === 'tt.count')).toBe(true);
+    const internal = await provider.result<{ triggers: any[] }>('engine::triggers::list', { include_internal: true });
+    expect(internal.triggers.some((t) => t.id === 'engine::functions-available')).toBe(true);
+  });
+});
+
+describe('channels', () => {
+  it('relays text and binary frames from writer to reader, then closes the reader', async () => {
+    const w = await worker();
+    const { writer, reader } = await w.result('engine::channels::create', { buffer_size: 4 });
+    expect(writer).toMatchObject({ direction: 'write', channel_id: reader.channel_id, access_key: reader.access_key });
+    const base = `${engine.busUrl}/ws/channels/${writer.channel_id}?key=${writer.access_key}`;
+    const ws = new WebSocket(`${base}&dir=write`);
+    await new Promise((r) => ws.once('open', r));
+    for (let i = 0; i < 10; i++) ws.send(Buffer.alloc(1000, i)); // more than the buffer: the writer is paused, not dropped
+    ws.send('done');
+    ws.close();
+    const rs = new WebSocket(`${base}&dir=read`);
+    const frames: Array<Buffer | string> = [];
+    rs.on('message', (data, isBinary) => frames.push(isBinary ? (data as Buffer) : data.toString()));
+    await new Promise((r) => rs.once('close', r));
+    expect(frames.length).toBe(11);
+    expect((frames[3] as Buffer)[0]).toBe(3);
+    expect(frames[10]).toBe('done');
+  });
+
+  it('refuses unknown channels and wrong keys with 404, and a second taker of one end', async () => {
+    const w = await worker();
+    const { reader } = await w.result('engine::channels::create', {});
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${engine.busUrl}/ws/channels/${reader.channel_id}?key=wrong&dir=read`);
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('error', () => undefined);
+    });
+    expect(status).toBe(404);
+    const url = `${engine.busUrl}/ws/channels/${reader.channel_id}?key=${reader.access_key}&dir=read`;
+    const first = new WebSocket(url);
+    await new Promise((r) => first.once('open', r));
+    const second = new WebSocket(url);
+    const code = await new Promise<number>((r) => second.once('close', (c) => r(c)));
+    expect(code).toBe(1008);
+    first.close();
+  });
+});
