@@ -6,10 +6,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
 export const ENG_CLI = join(REPO_ROOT, 'packages/engine/src/cli/main.ts');
+/** `--import` argument for tsx that works from any working directory. */
+export const TSX_IMPORT = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** Node arguments that run a TypeScript file: `[...NODE_TS, file, ...args]`. */
+export const NODE_TS = ['--import', TSX_IMPORT];
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; racy only in theory). */
 export function freePort(): Promise<number> {
@@ -105,7 +111,7 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Eng
 
   const launch = () =>
     new Promise<void>((resolveReady, reject) => {
-      child = spawn(process.execPath, ['--import', 'tsx', ENG_CLI, 'start', '-c', configPath, '--data-dir', dataDir], {
+      child = spawn(process.execPath, [...NODE_TS, ENG_CLI, 'start', '-c', configPath, '--data-dir', dataDir], {
         cwd: REPO_ROOT,
         env: { ...process.env, ENG_LOG_LEVEL: process.env.ENG_LOG_LEVEL ?? 'info', ...options.env },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,137 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENG_CLI, type EngineProcess, freePort, NODE_TS, REPO_ROOT, startEngine } from '../../../test/harness.ts';
+
+function eng(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ENG_HOME: join(tmpdir(), 'eng-cli-home-unused'), ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('eng --help and --version', () => {
+  it('prints usage for every command', () => {
+    const top = eng(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/Usage: eng/);
+    for (const command of ['start', 'trigger', 'worker', 'worker add', 'worker remove', 'worker list']) {
+      const r = eng([...command.split(' '), '--help']);
+      expect(r.code, command).toBe(0);
+      expect(r.stdout, command).toMatch(/Usage: eng/);
+    }
+  });
+
+  it('prints the version', () => {
+    const r = eng(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('rejects an unknown command with a hint', () => {
+    const r = eng(['frobnicate']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/unknown command|too many arguments|--help/);
+  });
+});
+
+describe('eng start with a broken config', () => {
+  it('exits 2 and names the entry and key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eng-cli-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'workers:\n  - name: eng-worker-manager\n    config:\n      port: "not a port"\n');
+    const r = eng(['start', '-c', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('configuration error');
+    expect(r.stderr).toMatch(/workers\[0\] \(eng-worker-manager\): config\.port/);
+  });
+});
+
+describe('eng worker add|remove|list', () => {
+  it('adds a console block once (idempotent), lists it, and removes it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eng-cli-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, '# my engine\nworkers:\n  - name: eng-worker-manager # the bus\n');
+    const first = eng(['worker', 'add', 'console', '-c', file]);
+    expect(first.code).toBe(0);
+    const second = eng(['worker', 'add', 'console', '-c', file]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/already configured/);
+    const text = readFileSync(file, 'utf8');
+    expect(text.match(/name: console/g)?.length).toBe(1);
+    expect(text).toContain('http_port: 3113');
+    expect(text).toContain('# the bus'); // comments survive edits
+    const list = eng(['worker', 'list', '-c', file, '--json']);
+    expect(JSON.parse(list.stdout).workers.map((w: { name: string }) => w.name)).toEqual(['eng-worker-manager', 'console']);
+    expect(eng(['worker', 'remove', 'console', '-c', file]).code).toBe(0);
+    expect(readFileSync(file, 'utf8')).not.toContain('console');
+  });
+
+  it('writes to the user configuration file when no --config is given', () => {
+    const home = mkdtempSync(join(tmpdir(), 'eng-home-'));
+    const cwd = mkdtempSync(join(tmpdir(), 'eng-cwd-'));
+    const result = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'add', 'mcp'], {
+      cwd,
+      env: { ...process.env, ENG_HOME: home, ENG_CONFIG: '' },
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(0);
+    expect(readFileSync(join(home, 'config.yaml'), 'utf8')).toContain('name: mcp');
+  });
+
+  it('refuses an unknown worker name and lists the known ones', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eng-cli-'));
+    const r = eng(['worker', 'add', 'nonsense', '-c', join(dir, 'c.yaml')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/unknown worker "nonsense"; known workers: console, mcp/);
+  });
+});
+
+describe('eng trigger', () => {
+  let engine: EngineProcess;
+  beforeAll(async () => {
+    engine = await startEngine();
+  });
+  afterAll(async () => {
+    await engine.stop();
+  });
+
+  it('prints the result as JSON and exits 0', () => {
+    const r = eng(['trigger', 'engine::functions::list', 'include_internal=true', '--url', engine.busUrl]);
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result.functions.some((f: { function_id: string }) => f.function_id === 'engine::functions::list')).toBe(true);
+  });
+
+  it('merges --json with key=value pairs', () => {
+    const r = eng(['trigger', 'engine::functions::info', '--json', '{"function_id":"nope"}', 'function_id=engine::functions::list', '--url', engine.busUrl]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).function_id).toBe('engine::functions::list');
+  });
+
+  it('exits 1 with the error code when the function fails', () => {
+    const r = eng(['trigger', 'nope::missing', '--url', engine.busUrl]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('function_not_found');
+    expect(JSON.parse(r.stdout).error.code).toBe('function_not_found');
+  });
+
+  it('rejects bad arguments with exit 2', () => {
+    expect(eng(['trigger', 'x::y', '--json', '{oops', '--url', engine.busUrl]).code).toBe(2);
+    expect(eng(['trigger', 'x::y', 'novalue', '--url', engine.busUrl]).code).toBe(2);
+    expect(eng(['trigger', 'x::y', '--timeout-ms', '-5', '--url', engine.busUrl]).code).toBe(2);
+  });
+
+  it('exits 3 when the engine cannot be reached, without printing URL credentials', async () => {
+    const port = await freePort();
+    const r = eng(['trigger', 'x::y', '--url', `ws://user:s3cret@127.0.0.1:${port}`, '--timeout-ms', '1500']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/cannot reach the engine/);
+    expect(r.stderr + r.stdout).not.toContain('s3cret');
+  });
+});
