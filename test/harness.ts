@@ -147,13 +147,13 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Eng
 }
 
 /** Poll `check` until it returns a truthy value or the time runs out. */
-export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5000, intervalMs = 25): Promise<T> {
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5000, intervalMs = 25): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as NonNullable<T>;
     } catch (err) {
       lastError = err;
     }

@@ -45,6 +45,8 @@ export class Engine {
     this.dataDir = resolve(options.dataDir ?? process.env.ENG_DATA_DIR ?? 'data');
     this.services.set('engine.dataDir', this.dataDir);
     this.planned = this.plan(options.config);
+    this.services.set('engine.externalWorkers', this.externalWorkers);
+    this.services.set('engine.configPath', options.config.path);
   }
 
   /** Resolve config entries into modules with validated configs; throws ConfigError naming the entry and key. */
@@ -69,6 +71,11 @@ export class Engine {
       const module = builtin.create();
       if (module.mandatory) planned.unshift({ module, config: this.parseModuleConfig(module, {}, `${file}: ${module.name}`) });
     }
+    // dependency order: the list order of BUILTIN_MODULES (the bus first); the supervisor last, so
+    // external workers start once every module is up and stop before any module goes down
+    const rank = (name: string) =>
+      name === 'eng-supervisor' ? Number.MAX_SAFE_INTEGER : BUILTIN_MODULES.findIndex((m) => m.name === name);
+    planned.sort((a, b) => rank(a.module.name) - rank(b.module.name));
     for (const module of this.options.extraModules ?? []) planned.push({ module, config: this.parseModuleConfig(module, {}, module.name) });
     return planned;
   }

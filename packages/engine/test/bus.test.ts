@@ -381,11 +381,11 @@ describe('introspection', () => {
   it('lists a worker only after it registers with a pid, with its functions and runtime', async () => {
     const w = await worker();
     w.send({ type: 'registerfunction', id: 'intro::w1' });
-    let list = await w.result<{ workers: any[] }>('engine::workers::list');
+    let list = await w.result<{ workers: any[]; timestamp: number }>('engine::workers::list');
     expect(list.workers.some((x) => x.id === w.workerId)).toBe(false);
     w.registerWorker('intro-worker', 4242);
     list = await waitFor(async () => {
-      const l = await w.result<{ workers: any[] }>('engine::workers::list');
+      const l = await w.result<{ workers: any[]; timestamp: number }>('engine::workers::list');
       return l.workers.some((x) => x.id === w.workerId) ? l : null;
     });
     const record = list.workers.find((x) => x.id === w.workerId);

@@ -1,0 +1,152 @@
+/**
+ * bench/invoke — worker-to-worker call through the engine vs a bare WebSocket relay doing the
+ * same two hops, measured in the same run. Same raw clients on both sides for both targets, so
+ * the only difference is the middle. Budget (ARCHITECTURE.md): ≤ 1.5× latency, ≥ 60% throughput.
+ *
+ *   node --import tsx bench/invoke.ts [--rounds 3] [--seq 3000] [--seconds 3]
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { ENG_CLI } from '../test/harness.ts';
+import { fmt, median, percentile, spawnTs, stopChild, table } from './lib.ts';
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const ROUNDS = Number(args.get('rounds') ?? 3);
+const SEQ = Number(args.get('seq') ?? 3000);
+const SECONDS = Number(args.get('seconds') ?? 3);
+const IN_FLIGHT = 100;
+const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
+
+function open(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+/** The executing side: echoes `data` back as the result. */
+async function startWorker(url: string, viaEngine: boolean): Promise<WebSocket> {
+  const ws = await open(url);
+  ws.on('message', (raw) => {
+    const frame = JSON.parse(raw.toString());
+    if (frame.type !== 'invokefunction') return;
+    ws.send(
+      JSON.stringify({ type: 'invocationresult', invocation_id: frame.invocation_id, function_id: frame.function_id, result: frame.data }),
+    );
+  });
+  if (viaEngine) {
+    ws.send(JSON.stringify({ type: 'registerfunction', id: 'bench::echo' }));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return ws;
+}
+
+class Caller {
+  private pending = new Map<string, (t: number) => void>();
+  constructor(private readonly ws: WebSocket) {
+    ws.on('message', (raw) => {
+      const frame = JSON.parse(raw.toString());
+      if (frame.type !== 'invocationresult') return;
+      const done = this.pending.get(frame.invocation_id);
+      if (done) {
+        this.pending.delete(frame.invocation_id);
+        done(performance.now());
+      }
+    });
+  }
+  call(): Promise<number> {
+    const id = randomUUID();
+    const started = performance.now();
+    return new Promise((resolve) => {
+      this.pending.set(id, (t) => resolve(t - started));
+      this.ws.send(JSON.stringify({ type: 'invokefunction', invocation_id: id, function_id: 'bench::echo', data: PAYLOAD }));
+    });
+  }
+}
+
+async function measure(callerUrl: string): Promise<{ p50: number; p99: number; rps: number }> {
+  const ws = await open(callerUrl);
+  const caller = new Caller(ws);
+  for (let i = 0; i < 500; i++) await caller.call(); // warm-up
+  const latencies: number[] = [];
+  for (let i = 0; i < SEQ; i++) latencies.push(await caller.call());
+  latencies.sort((a, b) => a - b);
+  let completed = 0;
+  const deadline = performance.now() + SECONDS * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (performance.now() < deadline) {
+        await caller.call();
+        completed++;
+      }
+    }),
+  );
+  const rps = completed / ((performance.now() - started) / 1000);
+  ws.close();
+  return { p50: percentile(latencies, 50) * 1000, p99: percentile(latencies, 99) * 1000, rps };
+}
+
+async function runRelay() {
+  const { child, match } = await spawnTs('bench/relay-server.ts', [], /relay: ready (\d+)/);
+  const url = `ws://127.0.0.1:${match[1]}`;
+  const worker = await startWorker(`${url}/?role=worker`, false);
+  try {
+    return await measure(`${url}/?role=caller`);
+  } finally {
+    worker.close();
+    await stopChild(child);
+  }
+}
+
+async function runEngine() {
+  const dir = mkdtempSync(join(tmpdir(), 'eng-bench-'));
+  const config = join(dir, 'config.yaml');
+  writeFileSync(config, 'workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n');
+  const { child, match } = await spawnTs(ENG_CLI, ['start', '-c', config, '--data-dir', join(dir, 'data')], /eng: ready (.*)\n/);
+  const url = (JSON.parse(match[1] as string) as { bus: { url: string } }).bus.url;
+  const worker = await startWorker(url, true);
+  try {
+    return await measure(url);
+  } finally {
+    worker.close();
+    await stopChild(child);
+  }
+}
+
+const relay: Array<{ p50: number; p99: number; rps: number }> = [];
+const engine: Array<{ p50: number; p99: number; rps: number }> = [];
+for (let round = 1; round <= ROUNDS; round++) {
+  process.stderr.write(`round ${round}/${ROUNDS}: relay… `);
+  relay.push(await runRelay());
+  process.stderr.write('engine… ');
+  engine.push(await runEngine());
+  process.stderr.write('done\n');
+}
+const summary = (xs: typeof relay) => ({
+  p50: median(xs.map((x) => x.p50)),
+  p99: median(xs.map((x) => x.p99)),
+  rps: median(xs.map((x) => x.rps)),
+});
+const r = summary(relay);
+const e = summary(engine);
+const latencyRatio = e.p50 / r.p50;
+const throughputRatio = e.rps / r.rps;
+console.log(
+  `\nbench/invoke — worker→engine→worker round trip (medians of ${ROUNDS} rounds; ${SEQ} sequential calls, ${IN_FLIGHT} in flight for ${SECONDS}s)\n`,
+);
+console.log(
+  table([
+    { target: 'bare WebSocket relay (baseline)', 'p50 µs': fmt(r.p50), 'p99 µs': fmt(r.p99), 'calls/s @100': fmt(r.rps, 0) },
+    { target: 'eng engine', 'p50 µs': fmt(e.p50), 'p99 µs': fmt(e.p99), 'calls/s @100': fmt(e.rps, 0) },
+  ]),
+);
+console.log(`\nlatency ratio (engine/relay, p50): ${fmt(latencyRatio, 2)}×   budget ≤ 1.50× ${latencyRatio <= 1.5 ? 'OK' : 'OVER'}`);
+console.log(
+  `throughput ratio (engine/relay):   ${fmt(throughputRatio * 100, 0)}%   budget ≥ 60% ${throughputRatio >= 0.6 ? 'OK' : 'UNDER'}`,
+);

@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { type BusAddress, BusService } from '../bus/server.ts';
+import type { WorkerEntry } from '../config/load.ts';
+import type { EngineModule } from '../core/module.ts';
+import { findCatalogEntry } from './catalog.ts';
+import { type Resolver, resolveCommandPath, Supervisor } from './supervisor.ts';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const TSX_LOADER = (() => {
+  const candidate = join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs');
+  return existsSync(candidate) ? candidate : 'tsx';
+})();
+
+/** Where the catalog's workers live in this repository (entry file run with tsx). */
+const CATALOG_ENTRIES: Record<string, string> = {
+  console: 'packages/console-worker/src/main.ts',
+  mcp: 'packages/mcp/src/main.ts',
+  harness: 'packages/harness/src/main.ts',
+  worktree: 'packages/worktree/src/main.ts',
+};
+
+export const SupervisorService = 'engine.supervisor';
+
+export function makeResolver(configDir: string): Resolver {
+  return (entry: WorkerEntry) => {
+    if (entry.command) {
+      return { spec: { command: resolveCommandPath(entry.command, configDir), args: entry.args ?? [], cwd: configDir } };
+    }
+    const catalog = findCatalogEntry(entry.name);
+    const file = CATALOG_ENTRIES[entry.name];
+    if (!catalog || !file) return { reason: `no command given and "${entry.name}" is not a known worker` };
+    const path = join(REPO_ROOT, file);
+    if (!existsSync(path)) return { reason: `${entry.name} is not installed in this build (${file} is missing)` };
+    return { spec: { command: process.execPath, args: ['--import', TSX_LOADER, path, ...(entry.args ?? [])], cwd: configDir } };
+  };
+}
+
+/** Launches the config's external workers once the bus is listening; stops them first on shutdown. */
+export function supervisorModule(): EngineModule<Record<string, never>> {
+  let supervisor: Supervisor | undefined;
+  let start: (() => void) | undefined;
+  return {
+    name: 'eng-supervisor',
+    description: 'launches and restarts the external workers listed in config.yaml',
+    configSchema: z.object({}).strict() as unknown as z.ZodType<Record<string, never>>,
+    mandatory: true,
+    start(ctx) {
+      const entries = ctx.services.get<WorkerEntry[]>('engine.externalWorkers') ?? [];
+      const configPath = ctx.services.get<string | null>('engine.configPath');
+      const configDir = configPath ? dirname(configPath) : process.cwd();
+      ctx.registerFunction(
+        { id: 'engine::supervisor::list', description: 'External workers launched by this engine and their state' },
+        () => ({
+          workers: supervisor?.states() ?? [],
+        }),
+      );
+      start = () => {
+        const bus = ctx.services.get<BusAddress>(BusService.Address);
+        if (!bus || entries.length === 0) return;
+        const busUrl = `ws://${bus.host === '0.0.0.0' ? '127.0.0.1' : bus.host}:${bus.port}`;
+        supervisor = new Supervisor({
+          busUrl,
+          logDir: join(ctx.dataDir, 'logs'),
+          configDir,
+          resolver: makeResolver(configDir),
+          log: ctx.log,
+        });
+        ctx.services.set(SupervisorService, supervisor);
+        supervisor.start(entries);
+      };
+    },
+    afterStart() {
+      start?.();
+    },
+    async stop() {
+      await supervisor?.stop();
+    },
+  };
+}

@@ -1,0 +1,169 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { WorkerEntry } from '../config/load.ts';
+import { type Logger, redact } from '../log.ts';
+
+/** How to run one external worker. */
+export interface LaunchSpec {
+  name: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface SupervisedState {
+  name: string;
+  pid: number | null;
+  running: boolean;
+  restarts: number;
+  lastExit: { code: number | null; signal: string | null; atMs: number } | null;
+  logFile: string;
+  startedAtMs: number | null;
+}
+
+/** Resolves a config entry to a launch spec, or explains why it cannot be launched. */
+export type Resolver = (entry: WorkerEntry) => {
+  spec?: Omit<LaunchSpec, 'env' | 'name'> & { env?: Record<string, string> };
+  reason?: string;
+};
+
+const MIN_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 30_000;
+const HEALTHY_AFTER_MS = 30_000;
+const STOP_GRACE_MS = 5_000;
+
+/**
+ * Launches the external workers of config.yaml (console, mcp, the demo app, …), restarts them
+ * with exponential backoff when they crash, writes their output to a log file each, and stops
+ * them when the engine stops.
+ */
+export class Supervisor {
+  private readonly children = new Map<string, Supervised>();
+  private stopping = false;
+
+  constructor(private readonly options: { busUrl: string; logDir: string; configDir: string; resolver: Resolver; log: Logger }) {}
+
+  start(entries: WorkerEntry[]): void {
+    for (const entry of entries) {
+      const resolved = this.options.resolver(entry);
+      if (!resolved.spec) {
+        this.options.log.warn(`worker "${entry.name}" is configured but cannot be launched: ${resolved.reason ?? 'unknown worker'}`);
+        continue;
+      }
+      const spec: LaunchSpec = {
+        name: entry.name,
+        command: resolved.spec.command,
+        args: resolved.spec.args,
+        cwd: resolved.spec.cwd,
+        env: {
+          ENG_URL: this.options.busUrl,
+          ENG_ENGINE_URL: this.options.busUrl,
+          ENG_WORKER_NAME: entry.name,
+          ENG_WORKER_CONFIG: JSON.stringify(entry.config ?? {}),
+          ENG_ENGINE_PID: String(process.pid),
+          ...resolved.spec.env,
+          ...(entry.env ?? {}),
+        },
+      };
+      const supervised = new Supervised(
+        spec,
+        join(this.options.logDir, `${safeName(entry.name)}.log`),
+        this.options.log.child(entry.name),
+        () => this.stopping,
+      );
+      this.children.set(entry.name, supervised);
+      supervised.launch();
+    }
+  }
+
+  states(): SupervisedState[] {
+    return [...this.children.values()].map((c) => c.state());
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.children.values()].map((c) => c.stop()));
+  }
+}
+
+class Supervised {
+  private child?: ChildProcess;
+  private restarts = 0;
+  private backoffMs = MIN_BACKOFF_MS;
+  private startedAtMs: number | null = null;
+  private lastExit: SupervisedState['lastExit'] = null;
+  private timer?: NodeJS.Timeout;
+  private logStream: WriteStream;
+
+  constructor(
+    private readonly spec: LaunchSpec,
+    private readonly logFile: string,
+    private readonly log: Logger,
+    private readonly isStopping: () => boolean,
+  ) {
+    mkdirSync(dirname(logFile), { recursive: true });
+    this.logStream = createWriteStream(logFile, { flags: 'a' });
+  }
+
+  launch(): void {
+    const { command, args, cwd, env } = this.spec;
+    this.logStream.write(`\n--- ${new Date().toISOString()} starting ${redact([command, ...args].join(' '))}\n`);
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.startedAtMs = Date.now();
+    child.stdout?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
+    child.stderr?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
+    child.on('error', (err) => {
+      this.log.error(`failed to launch: ${err.message}`);
+    });
+    child.on('exit', (code, signal) => {
+      this.lastExit = { code, signal, atMs: Date.now() };
+      this.child = undefined;
+      if (this.isStopping()) return;
+      const uptime = Date.now() - (this.startedAtMs ?? Date.now());
+      if (uptime > HEALTHY_AFTER_MS) this.backoffMs = MIN_BACKOFF_MS;
+      this.restarts++;
+      this.log.warn(`exited (${signal ?? `code ${code}`}); restarting in ${this.backoffMs} ms (log: ${this.logFile})`);
+      this.timer = setTimeout(() => this.launch(), this.backoffMs);
+      this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
+    });
+    this.log.info(`started (pid ${child.pid}); output in ${this.logFile}`);
+  }
+
+  state(): SupervisedState {
+    return {
+      name: this.spec.name,
+      pid: this.child?.pid ?? null,
+      running: !!this.child && this.child.exitCode === null,
+      restarts: this.restarts,
+      lastExit: this.lastExit,
+      logFile: this.logFile,
+      startedAtMs: this.startedAtMs,
+    };
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(force);
+    }
+    await new Promise<void>((r) => this.logStream.end(() => r()));
+  }
+}
+
+function safeName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_.-]/g, '_');
+}
+
+/** Resolve a `command` relative to the config file's directory when it looks like a path. */
+export function resolveCommandPath(command: string, configDir: string): string {
+  if (isAbsolute(command) || !command.includes('/')) return command;
+  return resolve(configDir, command);
+}
