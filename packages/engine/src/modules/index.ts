@@ -1,5 +1,6 @@
 import { workerManagerModule } from '../bus/server.ts';
 import type { EngineModule } from '../core/module.ts';
+import { supervisorModule } from '../supervisor/module.ts';
 import { introspectionModule } from './introspection/index.ts';
 
 /**
@@ -9,6 +10,7 @@ import { introspectionModule } from './introspection/index.ts';
 export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => EngineModule<any>; defaultOn: boolean }> = [
   { name: 'eng-worker-manager', create: workerManagerModule, defaultOn: true },
   { name: 'eng-engine-functions', create: introspectionModule, defaultOn: true },
+  { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },
 ];
 
 export function findBuiltin(name: string): { name: string; create: () => EngineModule<any> } | undefined {
