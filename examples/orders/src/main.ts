@@ -1,0 +1,153 @@
+/**
+ * The orders demo: a small shop backend that uses every trigger type, so a newcomer running
+ * `npm start` has something to look at in the console and to call over MCP.
+ *
+ *   HTTP   GET  /orders            → orders::list
+ *          POST /orders            → orders::create     (JSON body {sku, qty, customer})
+ *          GET  /orders/:id        → orders::get
+ *   event  order.created           → notifications::on_order_created (pub/sub subscriber)
+ *   queue  fulfilment              → fulfilment::ship  (durable subscriber, retried, then DLQ)
+ *   state  scope "orders"          → orders::audit (state trigger: every change is counted)
+ *   cron   every 30 s              → reports::hourly_summary (writes a summary into state)
+ *   stream "orders" / "live"       → the live feed the console's stream monitor shows
+ */
+import { connect } from '@eng/sdk';
+
+const client = connect(process.env.ENG_URL, { name: process.env.ENG_WORKER_NAME ?? 'orders', description: 'orders demo app' });
+
+interface Order {
+  id: string;
+  sku: string;
+  qty: number;
+  customer: string;
+  status: 'created' | 'shipped';
+  created_at: string;
+}
+
+const state = {
+  get: (scope: string, key: string) => client.call('state::get', { scope, key }),
+  set: (scope: string, key: string, value: unknown) => client.call('state::set', { scope, key, value }),
+  list: (scope: string) => client.call('state::list', { scope }) as Promise<unknown[] | undefined>,
+};
+
+client.registerFunction(
+  'orders::create',
+  async (input: any) => {
+    const body = input?.body ?? input ?? {};
+    if (typeof body.sku !== 'string' || body.sku === '') {
+      return input?.body !== undefined ? { status_code: 400, body: { error: 'sku is required' } } : Promise.reject(new Error('sku is required'));
+    }
+    const order: Order = {
+      id: `ord_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+      sku: body.sku,
+      qty: Number.isInteger(body.qty) && body.qty > 0 ? body.qty : 1,
+      customer: typeof body.customer === 'string' ? body.customer : 'guest',
+      status: 'created',
+      created_at: new Date().toISOString(),
+    };
+    await state.set('orders', order.id, order);
+    await client.trigger({ function_id: 'publish', payload: { topic: 'order.created', data: order }, action: { type: 'void' } });
+    await client.trigger({ function_id: 'fulfilment::ship', payload: order, action: { type: 'enqueue', queue: 'fulfilment' } }).catch(() => undefined);
+    await client.call('stream::set', { stream_name: 'orders', group_id: 'live', item_id: order.id, data: order }).catch(() => undefined);
+    return input?.body !== undefined ? { status_code: 201, body: order } : order;
+  },
+  {
+    description: 'Create an order',
+    request_format: {
+      type: 'object',
+      properties: { sku: { type: 'string', description: 'product SKU' }, qty: { type: 'integer', minimum: 1 }, customer: { type: 'string' } },
+      required: ['sku'],
+    },
+    response_format: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } },
+    metadata: { 'mcp.expose': true, 'mcp.tier': 'ops', mcp: { title: 'Create order', annotations: { destructiveHint: false } } },
+  },
+);
+
+client.registerFunction(
+  'orders::get',
+  async (input: any) => {
+    const id = input?.path_params?.id ?? input?.id;
+    const order = await state.get('orders', String(id));
+    if (input?.path_params) return order ? { body: order } : { status_code: 404, body: { error: `order ${id} not found` } };
+    if (!order) throw new Error(`order ${id} not found`);
+    return order;
+  },
+  {
+    description: 'Fetch one order by id',
+    request_format: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+    metadata: { 'mcp.expose': true, mcp: { annotations: { readOnlyHint: true } } },
+  },
+);
+
+client.registerFunction(
+  'orders::list',
+  async (input: any) => {
+    const orders = ((await state.list('orders')) ?? []) as Order[];
+    orders.sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+    return input?.query_params !== undefined ? { body: { orders } } : { orders };
+  },
+  { description: 'List orders, newest first', metadata: { 'mcp.expose': true, mcp: { annotations: { readOnlyHint: true } } } },
+);
+
+client.registerFunction(
+  'fulfilment::ship',
+  async (order: any) => {
+    const current = (await state.get('orders', order.id)) as Order | undefined;
+    if (!current) throw new Error(`order ${order.id} vanished before shipping`);
+    if (current.sku.startsWith('FAIL')) throw new Error(`warehouse rejected ${current.sku}`); // lets the demo show retries and the DLQ
+    await state.set('orders', order.id, { ...current, status: 'shipped' });
+    return { shipped: order.id };
+  },
+  { description: 'Ship an order (queue consumer)' },
+);
+
+client.registerFunction(
+  'notifications::on_order_created',
+  async (order: any) => {
+    await client.call('engine::log::info', { message: `order ${order.id} created for ${order.customer}`, data: { order_id: order.id } }).catch(() => undefined);
+    return null;
+  },
+  { description: 'Reacts to order.created events' },
+);
+
+client.registerFunction(
+  'orders::audit',
+  async (event: any) => {
+    await client.call('state::update', {
+      scope: 'stats',
+      key: 'orders',
+      ops: [{ type: 'increment', path: event.event_type === 'state:created' ? 'created' : event.event_type === 'state:deleted' ? 'deleted' : 'updated', by: 1 }],
+    });
+    return null;
+  },
+  { description: 'Counts every change to the orders scope' },
+);
+
+client.registerFunction(
+  'reports::hourly_summary',
+  async () => {
+    const orders = ((await state.list('orders')) ?? []) as Order[];
+    const summary = { at: new Date().toISOString(), total: orders.length, shipped: orders.filter((o) => o.status === 'shipped').length };
+    await state.set('reports', 'latest', summary);
+    return summary;
+  },
+  { description: 'Summarise orders (cron)', metadata: { 'mcp.expose': true } },
+);
+
+client.registerTrigger({ type: 'http', function_id: 'orders::list', config: { api_path: 'orders', http_method: 'GET' } });
+client.registerTrigger({ type: 'http', function_id: 'orders::create', config: { api_path: 'orders', http_method: 'POST' } });
+client.registerTrigger({ type: 'http', function_id: 'orders::get', config: { api_path: 'orders/:id', http_method: 'GET' } });
+client.registerTrigger({ type: 'subscribe', function_id: 'notifications::on_order_created', config: { topic: 'order.created' } });
+client.registerTrigger({ type: 'durable:subscriber', function_id: 'fulfilment::ship', config: { topic: 'fulfilment' } });
+client.registerTrigger({ type: 'state', function_id: 'orders::audit', config: { scope: 'orders' } });
+client.registerTrigger({ type: 'cron', function_id: 'reports::hourly_summary', config: { expression: '*/30 * * * * *' } });
+
+await client.ready();
+process.stdout.write(`orders demo worker connected as ${client.workerId}\n`);
+
+const shutdown = async () => {
+  await client.close();
+  process.exit(0);
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);
