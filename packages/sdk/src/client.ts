@@ -1,0 +1,441 @@
+import {
+  type ChannelRef,
+  EngError,
+  EngineFunction,
+  ErrorCode,
+  type InvocationResult,
+  type Message,
+  type RegisterFunction,
+  type RegisterTrigger,
+  type RegisterTriggerType,
+} from '@eng/protocol';
+import { reconnectPolicy } from './backoff.ts';
+import { type Channel, type ChannelEnd, type ChannelHost, ChannelReader, ChannelWriter } from './channels.ts';
+import { Connection } from './connection.ts';
+import { ClientEmitter } from './events.ts';
+import { randomId } from './ids.ts';
+import { Inbound } from './inbound.ts';
+import { consoleLogger, guardLogger, printableUrl } from './logger.ts';
+import type { SocketFactory } from './socket.ts';
+import type {
+  CallOptions,
+  ClientEventName,
+  ClientEvents,
+  ConnectOptions,
+  FunctionHandler,
+  FunctionRef,
+  Logger,
+  RegisterFunctionOptions,
+  RuntimeInfo,
+  TriggerConfig,
+  TriggerRef,
+  TriggerRequest,
+  TriggerTypeInfo,
+  TriggerTypeProvider,
+  TriggerTypeRef,
+} from './types.ts';
+import { workerInfo } from './worker-info.ts';
+
+interface PendingCall {
+  resolve(value: unknown): void;
+  reject(error: EngError): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** A frame waiting for the socket; sync invokes carry their id so settled ones are skipped (§2.9). */
+interface QueuedFrame {
+  text: string;
+  invocationId?: string;
+}
+
+/** setTimeout fires at once past 2^31-1 ms; clamp so a long timeout stays long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The worker client, whatever the runtime. It keeps every registration in maps and replays them
+ * on each open (spec: engine-protocol §2.7), queues calls while disconnected (§2.9), matches
+ * results to calls, and serves the engine's invocations through `Inbound`.
+ */
+export class EngClient {
+  readonly url: string;
+  private readonly logger: Logger;
+  private readonly invocationTimeoutMs: number;
+  private readonly connection: Connection;
+  private readonly inbound: Inbound;
+  private readonly channelHost: ChannelHost;
+  private readonly events: ClientEmitter;
+
+  private currentWorkerId?: string;
+  private reattachFrom?: { workerId: string; token: string };
+  private failure?: EngError;
+  private closed = false;
+
+  private readonly functions = new Map<string, { message: RegisterFunction; handler: FunctionHandler }>();
+  private readonly triggers = new Map<string, RegisterTrigger>();
+  private readonly triggerTypes = new Map<string, { message: RegisterTriggerType; provider: TriggerTypeProvider }>();
+  private readonly pending = new Map<string, PendingCall>();
+  private outbox: QueuedFrame[] = [];
+  private readonly readyWaiters = new Set<{ resolve(): void; reject(error: EngError): void }>();
+  private readonly channelEnds = new Set<ChannelEnd>();
+
+  constructor(
+    url: string,
+    private readonly options: ConnectOptions,
+    private readonly runtime: RuntimeInfo,
+    createSocket: SocketFactory,
+  ) {
+    this.url = url;
+    this.logger = guardLogger(options.logger ?? consoleLogger);
+    this.events = new ClientEmitter(this.logger);
+    this.invocationTimeoutMs = options.invocationTimeoutMs ?? 30_000;
+    this.channelHost = {
+      busUrl: url,
+      createSocket,
+      headers: options.headers,
+      logger: this.logger,
+      track: (end) => this.channelEnds.add(end),
+      untrack: (end) => this.channelEnds.delete(end),
+    };
+    this.connection = new Connection(
+      {
+        url,
+        createSocket,
+        headers: options.headers,
+        policy: reconnectPolicy(options.reconnect),
+        heartbeatMs: options.heartbeatMs ?? 20_000,
+        logger: this.logger,
+      },
+      {
+        onOpen: () => this.onOpen(),
+        onMessage: (message) => this.onMessage(message),
+        onClosed: (code, reason, wasOpen) => this.onClosed(code, reason, wasOpen),
+        onReconnecting: (attempt, delayMs) => this.events.emit('reconnecting', { attempt, delayMs }),
+        onFailed: (error) => this.onFailed(error),
+      },
+    );
+    this.inbound = new Inbound({
+      logger: this.logger,
+      channelHost: this.channelHost,
+      sendText: (text) => this.connection.sendText(text),
+      connection: () => this.connection.generation,
+      functionEntry: (id) => this.functions.get(id),
+      triggerType: (id) => this.triggerTypes.get(id)?.provider,
+      ownsTrigger: (id) => this.triggers.has(id),
+      emitError: (error) => this.events.emit('error', error),
+    });
+    this.connection.start();
+  }
+
+  /** The id the engine gave this connection; undefined while disconnected. */
+  get workerId(): string | undefined {
+    return this.currentWorkerId;
+  }
+
+  /** Resolves once the engine has sent `workerregistered` on the current connection. */
+  ready(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.closed) return Promise.reject(new EngError(ErrorCode.NotConnected, 'client is closed'));
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.currentWorkerId) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error: EngError) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      if (options.timeoutMs !== undefined) {
+        timer = setTimeout(
+          () => {
+            this.readyWaiters.delete(waiter);
+            reject(
+              new EngError(
+                ErrorCode.NotConnected,
+                `no connection to the engine at ${printableUrl(this.url)} within ${options.timeoutMs}ms`,
+              ),
+            );
+          },
+          Math.min(options.timeoutMs, MAX_TIMER_MS),
+        );
+      }
+      this.readyWaiters.add(waiter);
+    });
+  }
+
+  // ── registrations (kept in maps, replayed on every open: spec §2.7) ──────
+
+  registerFunction<TInput = unknown, TOutput = unknown>(
+    id: string,
+    handler: FunctionHandler<TInput, TOutput>,
+    options: RegisterFunctionOptions = {},
+  ): FunctionRef {
+    if (typeof id !== 'string' || id.trim() === '') throw new EngError(ErrorCode.InvalidArguments, 'function id is required');
+    if (typeof handler !== 'function') throw new EngError(ErrorCode.InvalidArguments, `handler of ${id} is not a function`);
+    // spec §2.3.3: the engine lets the last writer win; locally a second registration is a bug
+    if (this.functions.has(id)) throw new EngError(ErrorCode.InvalidArguments, `function id already registered: ${id}`);
+    const message: RegisterFunction = {
+      type: 'registerfunction',
+      id,
+      description: options.description,
+      request_format: options.request_format,
+      response_format: options.response_format,
+      metadata: options.metadata,
+    };
+    this.functions.set(id, { message, handler: handler as unknown as FunctionHandler });
+    this.sendIfOpen(message);
+    return {
+      id,
+      unregister: () => {
+        if (this.functions.get(id)?.message !== message) return;
+        this.functions.delete(id);
+        this.sendIfOpen({ type: 'unregisterfunction', id });
+      },
+    };
+  }
+
+  registerTrigger(trigger: TriggerConfig): TriggerRef {
+    if (!trigger?.type || !trigger.function_id)
+      throw new EngError(ErrorCode.InvalidArguments, 'registerTrigger needs type and function_id');
+    const id = randomId();
+    const message: RegisterTrigger = {
+      type: 'registertrigger',
+      id,
+      trigger_type: trigger.type,
+      function_id: trigger.function_id,
+      // the iii engine cannot decode a binding without config (serde), so send an empty one
+      config: trigger.config ?? {},
+      metadata: trigger.metadata,
+    };
+    this.triggers.set(id, message);
+    this.sendIfOpen(message);
+    return {
+      id,
+      unregister: () => {
+        if (!this.triggers.delete(id)) return;
+        this.sendIfOpen({ type: 'unregistertrigger', id, trigger_type: trigger.type });
+      },
+    };
+  }
+
+  registerTriggerType(info: TriggerTypeInfo, provider: TriggerTypeProvider): TriggerTypeRef {
+    if (!info?.id) throw new EngError(ErrorCode.InvalidArguments, 'trigger type id is required');
+    if (typeof provider?.registerTrigger !== 'function' || typeof provider.unregisterTrigger !== 'function') {
+      throw new EngError(ErrorCode.InvalidArguments, `provider of ${info.id} needs registerTrigger and unregisterTrigger`);
+    }
+    if (this.triggerTypes.has(info.id)) throw new EngError(ErrorCode.InvalidArguments, `trigger type already registered: ${info.id}`);
+    const message: RegisterTriggerType = { type: 'registertriggertype', id: info.id, description: info.description };
+    const entry = { message, provider };
+    this.triggerTypes.set(info.id, entry);
+    this.sendIfOpen(message);
+    return {
+      id: info.id,
+      unregister: () => {
+        if (this.triggerTypes.get(info.id) !== entry) return;
+        this.sendIfOpen({ type: 'unregistertriggertype', id: info.id });
+        // the engine parks the type's bindings; our provider stops serving them now
+        void this.inbound.dropBindings(info.id);
+        this.triggerTypes.delete(info.id);
+      },
+    };
+  }
+
+  // ── calls ────────────────────────────────────────────────────────────────
+
+  /**
+   * Invoke a function. Without `action` it resolves the function's result; with `Void()` it
+   * resolves undefined once sent or queued; with `Enqueue({queue})` it resolves `{messageReceiptId}`.
+   */
+  trigger<T = unknown>(request: TriggerRequest): Promise<T> {
+    if (this.closed) return Promise.reject(new EngError(ErrorCode.NotConnected, 'client is closed'));
+    if (this.failure) return Promise.reject(this.failure);
+    if (!request?.function_id) return Promise.reject(new EngError(ErrorCode.InvalidArguments, 'function_id is required'));
+    const { function_id, action } = request;
+    // spec §2.2: the iii engine drops an invoke without `data`, so an absent payload is sent as null
+    const frame: Record<string, unknown> = { type: 'invokefunction', function_id, data: request.payload ?? null };
+    if (action) frame.action = action;
+    if (request.metadata !== undefined) frame.metadata = request.metadata;
+    // spec §2.3.9: fire-and-forget calls carry no invocation id and get no reply
+    const invocationId = action?.type === 'void' ? undefined : randomId();
+    if (invocationId) frame.invocation_id = invocationId;
+    let text: string;
+    try {
+      text = JSON.stringify(frame);
+    } catch (err) {
+      return Promise.reject(
+        new EngError(ErrorCode.SerializationError, `payload of ${function_id} is not serialisable: ${(err as Error).message}`),
+      );
+    }
+    if (!invocationId) {
+      this.sendOrQueue({ text });
+      return Promise.resolve(undefined as T);
+    }
+    const timeoutMs = request.timeoutMs ?? this.invocationTimeoutMs;
+    return new Promise<T>((resolve, reject) => {
+      // spec §2.4: the timeout is the caller's; it keeps running while the call waits in the queue
+      const timer = setTimeout(
+        () => {
+          if (this.pending.delete(invocationId)) reject(new EngError(ErrorCode.Timeout, `invocation timed out after ${timeoutMs}ms`));
+        },
+        Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS),
+      );
+      this.pending.set(invocationId, { resolve: resolve as (value: unknown) => void, reject, timer });
+      this.sendOrQueue({ text, invocationId });
+    });
+  }
+
+  /** Shorthand for a synchronous `trigger`. */
+  call<T = unknown>(functionId: string, payload?: unknown, options: CallOptions = {}): Promise<T> {
+    return this.trigger<T>({ function_id: functionId, payload, ...options });
+  }
+
+  /** spec §2.11: a channel from `engine::channels::create`, with both ends ready to use or hand on. */
+  async createChannel(bufferSize?: number): Promise<Channel> {
+    const refs = await this.call<{ writer: ChannelRef; reader: ChannelRef }>(
+      EngineFunction.ChannelsCreate,
+      bufferSize === undefined ? {} : { buffer_size: bufferSize },
+    );
+    return {
+      writer: new ChannelWriter(this.channelHost, refs.writer),
+      reader: new ChannelReader(this.channelHost, refs.reader),
+      writerRef: refs.writer,
+      readerRef: refs.reader,
+    };
+  }
+
+  // ── events ───────────────────────────────────────────────────────────────
+
+  on<E extends ClientEventName>(event: E, listener: (payload: ClientEvents[E]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  /** Stop reconnecting, fail pending calls with `not_connected`, close the socket and channel ends. */
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.abandon(new EngError(ErrorCode.NotConnected, 'client closed'));
+      for (const end of [...this.channelEnds]) end.abort('client closed');
+      void this.inbound.dropBindings();
+    }
+    return this.connection.close();
+  }
+
+  // ── connection events ────────────────────────────────────────────────────
+
+  private onOpen(): void {
+    // spec §2.7 on-open order: reattach, trigger types, functions, triggers, queued calls, worker info
+    if (this.reattachFrom) {
+      this.sendNow({ type: 'reattach', previous_worker_id: this.reattachFrom.workerId, reattach_token: this.reattachFrom.token });
+    }
+    for (const { message } of this.triggerTypes.values()) this.sendNow(message);
+    for (const { message } of this.functions.values()) this.sendNow(message);
+    for (const message of this.triggers.values()) this.sendNow(message);
+    const queued = this.outbox;
+    this.outbox = [];
+    for (const frame of queued) {
+      if (frame.invocationId && !this.pending.has(frame.invocationId)) continue;
+      this.connection.sendText(frame.text);
+    }
+    if (this.options.registerWorker !== false) {
+      void this.trigger({
+        function_id: EngineFunction.WorkersRegister,
+        payload: workerInfo(this.options, this.runtime),
+        action: { type: 'void' },
+      });
+    }
+  }
+
+  private onMessage(message: Message): void {
+    switch (message.type) {
+      case 'workerregistered':
+        this.currentWorkerId = message.worker_id;
+        // spec §2.3.2: only a 0.22.1-style engine sends a token; without one there is nothing to reattach
+        this.reattachFrom = message.reattach_token ? { workerId: message.worker_id, token: message.reattach_token } : undefined;
+        for (const waiter of this.readyWaiters) waiter.resolve();
+        this.readyWaiters.clear();
+        this.events.emit('connected', { workerId: message.worker_id });
+        return;
+      case 'invocationresult':
+        this.settle(message);
+        return;
+      case 'invokefunction':
+        void this.inbound.execute(message);
+        return;
+      case 'registertrigger':
+        void this.inbound.provideTrigger(message);
+        return;
+      case 'unregistertrigger':
+        void this.inbound.withdrawTrigger(message);
+        return;
+      case 'triggerregistrationresult':
+        this.inbound.triggerResult(message);
+        return;
+      case 'ping':
+        this.sendNow({ type: 'pong' });
+        return;
+      case 'pong':
+        return;
+      case 'error':
+        // spec §2.1: the engine's session step refused us; the close that follows reconnects
+        this.logger.warn(`the engine refused the connection: ${message.error.code}: ${message.error.message}`);
+        this.events.emit('error', EngError.from(message.error));
+        return;
+      default:
+        this.logger.debug(`ignored "${message.type}" frame from the engine`);
+    }
+  }
+
+  private settle(message: InvocationResult): void {
+    const call = this.pending.get(message.invocation_id);
+    if (!call) return; // timed out already, or not ours
+    this.pending.delete(message.invocation_id);
+    clearTimeout(call.timer);
+    if (message.error) call.reject(EngError.from(message.error));
+    else call.resolve(message.result);
+  }
+
+  private onClosed(code: number, reason: string, wasOpen: boolean): void {
+    this.currentWorkerId = undefined;
+    // spec §2.8: the engine unbinds everything this connection provided; our providers follow suit
+    // and get every binding again once the type is replayed on the next open
+    void this.inbound.dropBindings();
+    if (wasOpen) this.events.emit('disconnected', { code, reason });
+  }
+
+  /** Reconnecting gave up: everything waiting on the connection fails now. */
+  private onFailed(error: EngError): void {
+    this.failure = error;
+    this.abandon(error);
+    this.events.emit('error', error);
+  }
+
+  private abandon(error: EngError): void {
+    for (const waiter of this.readyWaiters) waiter.reject(error);
+    this.readyWaiters.clear();
+    for (const call of this.pending.values()) {
+      clearTimeout(call.timer);
+      call.reject(error);
+    }
+    this.pending.clear();
+    this.outbox = [];
+  }
+
+  // ── sending ──────────────────────────────────────────────────────────────
+
+  /** Registrations: sent when open, otherwise left to the replay (spec §2.7, not queued). */
+  private sendIfOpen(message: object): void {
+    if (this.connection.isOpen) this.sendNow(message);
+  }
+
+  /** Calls: sent when open, otherwise queued for the next open (spec §2.9). */
+  private sendOrQueue(frame: QueuedFrame): void {
+    if (!this.connection.sendText(frame.text)) this.outbox.push(frame);
+  }
+
+  private sendNow(message: object): boolean {
+    return this.connection.sendText(JSON.stringify(message));
+  }
+}

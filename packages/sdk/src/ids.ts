@@ -1,0 +1,15 @@
+/**
+ * A v4 UUID (spec §2.2: invocation and trigger ids must be UUIDs). `crypto.randomUUID` exists in
+ * Node 20 and in browsers, but browsers expose it only on secure origins; `getRandomValues` is
+ * everywhere, so it is the fallback.
+ */
+export function randomId(): string {
+  const cryptoApi = globalThis.crypto;
+  if (typeof cryptoApi?.randomUUID === 'function') return cryptoApi.randomUUID();
+  const bytes = new Uint8Array(16);
+  cryptoApi.getRandomValues(bytes);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,2 @@
+// `@eng/sdk/node`: the Node entry point under an explicit name.
+export * from './index.ts';
