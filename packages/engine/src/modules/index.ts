@@ -2,6 +2,8 @@ import { workerManagerModule } from '../bus/server.ts';
 import type { EngineModule } from '../core/module.ts';
 import { supervisorModule } from '../supervisor/module.ts';
 import { introspectionModule } from './introspection/index.ts';
+import { stateModule } from './state/index.ts';
+import { streamModule } from './stream/index.ts';
 
 /**
  * Every built-in module, by config name. A new module is one line here; the core never changes.
@@ -10,6 +12,8 @@ import { introspectionModule } from './introspection/index.ts';
 export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => EngineModule<any>; defaultOn: boolean }> = [
   { name: 'eng-worker-manager', create: workerManagerModule, defaultOn: true },
   { name: 'eng-engine-functions', create: introspectionModule, defaultOn: true },
+  { name: 'eng-state', create: stateModule, defaultOn: true },
+  { name: 'eng-stream', create: streamModule, defaultOn: true },
   { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },
 ];
 

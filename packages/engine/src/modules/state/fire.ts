@@ -1,0 +1,42 @@
+import type { InvokeOutcome } from '../../core/invoker.ts';
+import type { ModuleContext } from '../../core/module.ts';
+import type { TriggerBinding } from '../../core/triggers.ts';
+
+export type FireOutcome = { fired: false; reason: 'condition_false' | 'condition_failed' } | { fired: true; outcome: InvokeOutcome };
+
+/**
+ * Invoke a binding's function with `payload`, honouring `condition_function_id` (spec §5.1): the
+ * condition gets the would-be payload; only a literal `false` skips the handler, anything else
+ * (including no result) proceeds, and a failing condition skips it and is logged. The binding's
+ * metadata travels with both calls (§2.5 step 7).
+ */
+export async function fireBinding(
+  ctx: ModuleContext<unknown>,
+  binding: TriggerBinding,
+  payload: unknown,
+  timeoutMs?: number,
+): Promise<FireOutcome> {
+  const metadata = binding.metadata;
+  const condition = conditionOf(binding.config);
+  if (condition) {
+    const check = await ctx.invoke(condition, payload, { metadata, timeoutMs });
+    if (!check.ok) {
+      ctx.log.warn(`condition ${condition} of trigger ${binding.id} failed: ${check.error.code}: ${check.error.message}`);
+      return { fired: false, reason: 'condition_failed' };
+    }
+    if (check.result === false) return { fired: false, reason: 'condition_false' };
+  }
+  const outcome = await ctx.invoke(binding.functionId, payload, { metadata, timeoutMs });
+  if (!outcome.ok) {
+    ctx.log.warn(
+      `trigger ${binding.id} (${binding.triggerType}) handler ${binding.functionId} failed: ${outcome.error.code}: ${outcome.error.message}`,
+    );
+  }
+  return { fired: true, outcome };
+}
+
+function conditionOf(config: unknown): string | undefined {
+  if (typeof config !== 'object' || config === null) return undefined;
+  const id = (config as { condition_function_id?: unknown }).condition_function_id;
+  return typeof id === 'string' && id.length > 0 ? id : undefined;
+}

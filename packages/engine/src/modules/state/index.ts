@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import type { EngineModule, ModuleContext } from '../../core/module.ts';
+import { openStore, StoreAdapterSchema } from '../../stores/open.ts';
+import { RedisEventFanout } from '../../stores/redis-events.ts';
+import type { KvStore } from '../../stores/types.ts';
+import {
+  parseInput,
+  StateKeyInput,
+  StateListGroupsInput,
+  StateListInput,
+  StateSetInput,
+  StateTriggerConfig,
+  StateUpdateInput,
+} from './schemas.ts';
+import { StateService } from './state-service.ts';
+import { type StateEvent, StateTriggers } from './triggers.ts';
+
+// spec: engine-protocol §4.4 (functions), §5.6 (trigger type), §7.2 (config).
+
+export const StateConfig = z
+  .object({
+    adapter: StoreAdapterSchema.default({ name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } }),
+    max_value_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(16 * 1024 * 1024),
+    triggers_enabled: z.boolean().default(true),
+  })
+  .strict();
+export type StateConfig = z.infer<typeof StateConfig>;
+
+/** Other modules (the console's helpers, tests) find the state store under this service name. */
+export const STATE_STORE_SERVICE = 'store.state';
+
+const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
+
+export function stateModule(): EngineModule<StateConfig> {
+  let store: KvStore | undefined;
+  let fanout: RedisEventFanout<StateEvent> | undefined;
+  return {
+    name: 'eng-state',
+    aliases: ['iii-state'],
+    description: 'key-value state: state::* functions and the state trigger type',
+    configSchema: StateConfig,
+    async start(ctx) {
+      const opened = await openStore(ctx.config.adapter, { dataDir: ctx.dataDir, namespace: 'state', defaultFile: 'state.db' });
+      store = opened.store;
+      ctx.log.info(`state store: ${opened.description}`);
+      ctx.services.set(STATE_STORE_SERVICE, store);
+
+      const triggers = new StateTriggers(ctx as ModuleContext<unknown>, ctx.config.triggers_enabled);
+      if (opened.redis) {
+        // engines sharing one Redis fire each other's state triggers
+        fanout = await RedisEventFanout.open<StateEvent>(opened.redis.url, opened.redis.channel, ctx.log, (event) =>
+          triggers.dispatch(event),
+        );
+      }
+      const emit = (event: StateEvent) => {
+        triggers.dispatch(event);
+        fanout?.publish(event);
+      };
+      const service = new StateService(store, ctx.config.max_value_bytes, emit);
+      registerStateFunctions(ctx, service);
+      ctx.registerTriggerType(
+        {
+          id: 'state',
+          description: 'Fires after state::set, state::update and state::delete (filters: scope, key)',
+          trigger_request_format: jsonSchema(StateTriggerConfig),
+        },
+        { register: (binding) => triggers.register(binding), unregister: (binding) => triggers.unregister(binding) },
+      );
+    },
+    async stop() {
+      await fanout?.close();
+      await store?.close();
+    },
+  };
+}
+
+function registerStateFunctions(ctx: ModuleContext<StateConfig>, service: StateService): void {
+  ctx.registerFunction(
+    { id: 'state::set', description: 'Store a value under scope/key', request_format: jsonSchema(StateSetInput) },
+    async (input) => {
+      const { scope, key, value, data } = parseInput('state::set', StateSetInput, input);
+      return service.set(scope, key, value !== undefined ? value : (data ?? null));
+    },
+  );
+  ctx.registerFunction(
+    { id: 'state::get', description: 'Read the value under scope/key (no result when missing)', request_format: jsonSchema(StateKeyInput) },
+    async (input) => {
+      const { scope, key } = parseInput('state::get', StateKeyInput, input);
+      return service.get(scope, key);
+    },
+  );
+  ctx.registerFunction(
+    { id: 'state::delete', description: 'Delete scope/key; returns the previous value', request_format: jsonSchema(StateKeyInput) },
+    async (input) => {
+      const { scope, key } = parseInput('state::delete', StateKeyInput, input);
+      return service.delete(scope, key);
+    },
+  );
+  ctx.registerFunction(
+    { id: 'state::update', description: 'Apply update ops atomically to scope/key', request_format: jsonSchema(StateUpdateInput) },
+    async (input) => {
+      const { scope, key, ops } = parseInput('state::update', StateUpdateInput, input);
+      return service.update(scope, key, ops);
+    },
+  );
+  ctx.registerFunction(
+    {
+      id: 'state::list',
+      description: 'Values of a scope; with_keys: true gives {items:[{key,value}], total} with offset/limit/prefix',
+      request_format: jsonSchema(StateListInput),
+    },
+    async (input) => {
+      const { scope, with_keys, offset, limit, prefix } = parseInput('state::list', StateListInput, input);
+      const items = await service.list(scope, { offset, limit, prefix });
+      if (!with_keys) return items.map((item) => item.value);
+      return { items, total: await service.count(scope, prefix) };
+    },
+  );
+  ctx.registerFunction(
+    { id: 'state::list_groups', description: 'Scopes that hold at least one key', request_format: jsonSchema(StateListGroupsInput) },
+    async (input) => {
+      parseInput('state::list_groups', StateListGroupsInput, input);
+      return { groups: await service.groups() };
+    },
+  );
+}

@@ -1,0 +1,78 @@
+import { ErrorCode } from '@eng/protocol';
+import { KEEP_CURRENT, type KvEntry, type KvStore } from '../../stores/types.ts';
+import { type AppliedUpdate, applyUpdateOps, type UpdateOp, type UpdateOpError } from '../../stores/update-ops.ts';
+import { checkValueSize, storeCall } from './schemas.ts';
+import { type StateEvent, stateEvent } from './triggers.ts';
+
+export interface UpdateOutcome {
+  old_value: unknown;
+  new_value: unknown;
+  errors?: UpdateOpError[];
+}
+
+/**
+ * The state operations over a store (spec §4.4), emitting a `state` event after every write
+ * that changed something. Used by the `state::*` functions; result shapes are the wire ones.
+ */
+export class StateService {
+  constructor(
+    readonly store: KvStore,
+    private readonly maxValueBytes: number,
+    private readonly emit: (event: StateEvent) => void,
+  ) {}
+
+  async set(scope: string, key: string, value: unknown): Promise<{ old_value: unknown; new_value: unknown }> {
+    checkValueSize(value, this.maxValueBytes);
+    const old = await storeCall(ErrorCode.SetError, () => this.store.set(scope, key, value));
+    this.emit(stateEvent(scope, key, old, value));
+    return { old_value: old ?? null, new_value: value };
+  }
+
+  get(scope: string, key: string): Promise<unknown | undefined> {
+    return storeCall(ErrorCode.GetError, () => this.store.get(scope, key));
+  }
+
+  /** Resolves the previous value itself (not wrapped), or undefined (§4.4 quirk). */
+  async delete(scope: string, key: string): Promise<unknown | undefined> {
+    const old = await storeCall(ErrorCode.DeleteError, () => this.store.delete(scope, key));
+    // deleting a missing key succeeds but changes nothing, so nothing fires
+    if (old !== undefined) this.emit(stateEvent(scope, key, old, undefined));
+    return old;
+  }
+
+  async update(scope: string, key: string, ops: UpdateOp[]): Promise<UpdateOutcome> {
+    const { outcome, written } = await this.applyUpdate(scope, key, ops);
+    if (written) this.emit(stateEvent(scope, key, outcome.old_value, outcome.new_value));
+    return outcome;
+  }
+
+  /** The update without its event; `written` is false when no op applied (nothing was stored). */
+  async applyUpdate(scope: string, key: string, ops: UpdateOp[]): Promise<{ outcome: UpdateOutcome; written: boolean }> {
+    let last: AppliedUpdate | undefined;
+    const result = await storeCall(ErrorCode.SetError, () =>
+      this.store.update(scope, key, (current) => {
+        last = applyUpdateOps(current, ops);
+        // no op applied: leave the store (and triggers) alone; a missing key stays missing
+        if (last.applied === 0) return KEEP_CURRENT;
+        checkValueSize(last.value, this.maxValueBytes);
+        return last.value;
+      }),
+    );
+    const errors = last?.errors ?? [];
+    const outcome: UpdateOutcome = { old_value: result.old ?? null, new_value: result.written ? result.value : (result.old ?? null) };
+    if (errors.length) outcome.errors = errors;
+    return { outcome, written: result.written };
+  }
+
+  list(scope: string, options: { offset?: number; limit?: number; prefix?: string }): Promise<KvEntry[]> {
+    return storeCall(ErrorCode.ListError, () => this.store.list(scope, options));
+  }
+
+  count(scope: string, prefix?: string): Promise<number> {
+    return storeCall(ErrorCode.ListError, () => this.store.count(scope, prefix));
+  }
+
+  groups(): Promise<string[]> {
+    return storeCall(ErrorCode.ListGroupsError, () => this.store.scopes());
+  }
+}
