@@ -40,6 +40,12 @@ export const ErrorCode = {
   JsonError: 'JSON_ERROR',
   TopicNotSet: 'topic_not_set',
   QueueNotSet: 'queue_not_set',
+  // HTTP module error bodies (engine-protocol §6.1)
+  ConditionNotMet: 'CONDITION_NOT_MET',
+  MiddlewareTimeout: 'MIDDLEWARE_TIMEOUT',
+  PayloadTooLarge: 'PAYLOAD_TOO_LARGE',
+  MethodNotAllowed: 'METHOD_NOT_ALLOWED',
+  InternalError: 'INTERNAL_ERROR',
   // SDK side
   NotConnected: 'not_connected',
   UnknownError: 'UNKNOWN',

@@ -1,6 +1,7 @@
 import { workerManagerModule } from '../bus/server.ts';
 import type { EngineModule } from '../core/module.ts';
 import { supervisorModule } from '../supervisor/module.ts';
+import { httpModule } from './http/index.ts';
 import { introspectionModule } from './introspection/index.ts';
 import { stateModule } from './state/index.ts';
 import { streamModule } from './stream/index.ts';
@@ -12,6 +13,7 @@ import { streamModule } from './stream/index.ts';
 export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => EngineModule<any>; defaultOn: boolean }> = [
   { name: 'eng-worker-manager', create: workerManagerModule, defaultOn: true },
   { name: 'eng-engine-functions', create: introspectionModule, defaultOn: true },
+  { name: 'eng-http', create: httpModule, defaultOn: true },
   { name: 'eng-state', create: stateModule, defaultOn: true },
   { name: 'eng-stream', create: streamModule, defaultOn: true },
   { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },

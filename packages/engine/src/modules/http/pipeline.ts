@@ -1,0 +1,215 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ErrorBody, ErrorCode } from '@eng/protocol';
+import type { ChannelManager, ChannelSource } from '../../bus/channels.ts';
+import { evaluateCondition } from '../../core/condition.ts';
+import type { InvokeOptions, InvokeOutcome } from '../../core/invoker.ts';
+import type { Logger } from '../../log.ts';
+import type { HttpModuleConfig } from './config.ts';
+import { flattenHeaders, PayloadTooLargeError, parseJsonBody, parseQuery, readBody } from './request.ts';
+import { newErrorId, sendError, sendJson, sendShaped, shapeResult } from './response.ts';
+import { ResponseChannel } from './response-channel.ts';
+import type { RouteMatch } from './router.ts';
+
+// spec: engine-protocol §6.1 per-request pipeline: route → global middleware (by priority) →
+// condition → per-route middleware → handler, all within `default_timeout`.
+
+/** What an `http` trigger binding puts in the router. */
+export interface TriggerRoute {
+  bindingId: string;
+  functionId: string;
+  conditionFunctionId?: string;
+  middlewareFunctionIds: string[];
+  metadata?: Record<string, unknown>;
+}
+
+export interface PipelineEnv {
+  config: HttpModuleConfig;
+  /** Global middleware function ids, already sorted by priority. */
+  globalMiddleware: string[];
+  channels: ChannelManager;
+  log: Logger;
+  invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<InvokeOutcome>;
+}
+
+/** How long a handler that returned nothing gets to start using its response channel. */
+const NO_RESULT_GRACE_MS = 1000;
+const CHANNEL_FRAME_BYTES = 64 * 1024;
+const BODY_SOURCE: ChannelSource = { pause() {}, resume() {}, close() {} };
+
+export async function serveTrigger(
+  env: PipelineEnv,
+  req: IncomingMessage,
+  res: ServerResponse,
+  match: RouteMatch<TriggerRoute>,
+  search: string,
+): Promise<void> {
+  const timeoutMs = env.config.default_timeout;
+  const deadline = Date.now() + timeoutMs;
+  const remaining = () => Math.max(1, deadline - Date.now());
+  const route = match.route.value;
+  const pattern = match.route.pattern;
+  const method = req.method as string;
+  const headers = flattenHeaders(req);
+  const query_params = parseQuery(search);
+  const trace: InvokeOptions = {};
+  if (headers.traceparent) trace.traceparent = headers.traceparent;
+  if (headers.baggage) trace.baggage = headers.baggage;
+
+  const middlewareInput = () => ({
+    phase: 'preHandler',
+    request: { path_params: match.params, query_params, headers, method },
+    context: {},
+  });
+  for (const functionId of env.globalMiddleware) {
+    if (!(await runMiddleware(env, res, functionId, middlewareInput(), { ...trace, timeoutMs: remaining() }))) return;
+  }
+
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, env.config.body_limit_bytes);
+  } catch (err) {
+    if (err instanceof PayloadTooLargeError) {
+      // the rest of the body is discarded, never buffered; a huge announced body closes the connection
+      if (err.closeConnection) res.setHeader('connection', 'close');
+      sendError(res, 413, ErrorCode.PayloadTooLarge, err.message);
+    } else {
+      res.destroy();
+    }
+    return;
+  }
+
+  const request = {
+    query_params,
+    path_params: match.params,
+    headers,
+    path: pattern,
+    method,
+    body: parseJsonBody(headers['content-type'], raw),
+    trigger: { type: 'http', path: pattern, method },
+  };
+
+  if (route.conditionFunctionId) {
+    const verdict = await evaluateCondition(env.invoke, route.conditionFunctionId, request, { ...trace, timeoutMs: remaining() });
+    if (!verdict.pass) {
+      if (verdict.error) sendFailure(env, res, verdict.error, `condition ${route.conditionFunctionId}`);
+      else sendJson(res, 422, { error: { code: ErrorCode.ConditionNotMet, message: 'Request condition not met' }, skipped: true });
+      return;
+    }
+  }
+
+  for (const functionId of route.middlewareFunctionIds) {
+    if (!(await runMiddleware(env, res, functionId, middlewareInput(), { ...trace, timeoutMs: remaining() }))) return;
+  }
+  if (res.destroyed) return;
+
+  // §5.2: two channels per request; the body is also copied into `request_body` (§9 row 14)
+  const { channels } = env;
+  const requestBody = channels.create(64);
+  const response = channels.create(64);
+  const bodyWriter = channels.attachWriter(requestBody.writer.channel_id, requestBody.writer.access_key, BODY_SOURCE);
+  if (bodyWriter) {
+    for (let offset = 0; offset < raw.length; offset += CHANNEL_FRAME_BYTES) {
+      bodyWriter.push({ data: raw.subarray(offset, offset + CHANNEL_FRAME_BYTES), binary: true });
+    }
+    bodyWriter.end();
+  }
+  let decided = false;
+  const channel = new ResponseChannel(res, channels, response.reader.channel_id, () => {
+    decided = true;
+  });
+  channels.attachReader(response.reader.channel_id, response.reader.access_key, channel);
+  res.once('close', () => {
+    channels.readerGone(requestBody.reader.channel_id);
+    channel.abandon();
+  });
+
+  const outcome = await env.invoke(
+    route.functionId,
+    { ...request, request_body: requestBody.reader, response: response.writer },
+    { ...trace, metadata: route.metadata, timeoutMs: remaining() },
+  );
+  if (decided || res.writableEnded) {
+    // the channel won; a failed handler must not leave a stream open forever
+    if (!outcome.ok && channel.state === 'streaming') {
+      channel.abandon();
+      res.end();
+    }
+    return;
+  }
+  if (!outcome.ok) {
+    channel.abandon();
+    sendFailure(env, res, outcome.error, route.functionId);
+    return;
+  }
+  if (outcome.result !== undefined && outcome.result !== null) {
+    channel.abandon();
+    sendShaped(res, shapeResult(outcome.result));
+    return;
+  }
+  await awaitChannel(channel, res, remaining, timeoutMs);
+}
+
+/** The handler returned nothing: the response comes through the channel, or it is `{}`. */
+async function awaitChannel(channel: ResponseChannel, res: ServerResponse, remaining: () => number, timeoutMs: number): Promise<void> {
+  while (channel.state === 'pending' && !res.destroyed) {
+    const budget = channel.active ? remaining() : Math.min(NO_RESULT_GRACE_MS, remaining());
+    let timer: NodeJS.Timeout | undefined;
+    const woke = await Promise.race([
+      channel.nextActivity().then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), budget);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (woke) continue;
+    if (channel.state !== 'pending') return;
+    channel.abandon();
+    if (channel.active || remaining() <= 1) sendTimeout(res, timeoutMs);
+    else sendShaped(res, shapeResult(undefined));
+    return;
+  }
+}
+
+async function runMiddleware(
+  env: PipelineEnv,
+  res: ServerResponse,
+  functionId: string,
+  input: unknown,
+  options: InvokeOptions,
+): Promise<boolean> {
+  const outcome = await env.invoke(functionId, input, options);
+  if (res.destroyed) return false;
+  if (!outcome.ok) {
+    if (outcome.error.code === ErrorCode.Timeout) {
+      sendError(res, 504, ErrorCode.MiddlewareTimeout, `Middleware ${functionId} timed out after ${options.timeoutMs} ms`);
+    } else {
+      sendFailure(env, res, outcome.error, `middleware ${functionId}`);
+    }
+    return false;
+  }
+  const result = outcome.result as { action?: unknown; response?: unknown } | null | undefined;
+  if (result?.action === 'respond') {
+    const response = (result.response ?? {}) as Record<string, unknown>;
+    sendShaped(res, shapeResult({ ...response, body: response.body ?? null }));
+    return false;
+  }
+  if (result?.action !== 'continue') {
+    env.log.warn(`middleware ${functionId} returned no valid action; continuing`, { action: String(result?.action) });
+  }
+  return true;
+}
+
+/** 500 with the failing call's code and message (504 for a timeout), logged under an error id. */
+function sendFailure(env: PipelineEnv, res: ServerResponse, error: ErrorBody, what: string): void {
+  if (error.code === ErrorCode.Timeout) {
+    sendTimeout(res, env.config.default_timeout);
+    return;
+  }
+  const errorId = newErrorId();
+  env.log.error(`${what} failed: ${error.code}: ${error.message}`, { error_id: errorId });
+  sendError(res, 500, error.code, error.message, { error_id: errorId });
+}
+
+function sendTimeout(res: ServerResponse, timeoutMs: number): void {
+  sendError(res, 504, ErrorCode.Timeout, `Request timed out after ${timeoutMs} ms`);
+}
