@@ -3,6 +3,7 @@ import type { EngineModule } from '../core/module.ts';
 import { supervisorModule } from '../supervisor/module.ts';
 import { httpModule } from './http/index.ts';
 import { introspectionModule } from './introspection/index.ts';
+import { queueModule } from './queue/index.ts';
 import { stateModule } from './state/index.ts';
 import { streamModule } from './stream/index.ts';
 
@@ -16,10 +17,12 @@ export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => Engine
   { name: 'eng-http', create: httpModule, defaultOn: true },
   { name: 'eng-state', create: stateModule, defaultOn: true },
   { name: 'eng-stream', create: streamModule, defaultOn: true },
+  { name: 'eng-queue', create: queueModule, defaultOn: true },
   { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },
 ];
 
 export function findBuiltin(name: string): { name: string; create: () => EngineModule<any> } | undefined {
   const base = name.replace(/^iii-/, 'eng-');
-  return BUILTIN_MODULES.find((m) => m.name === base);
+  // a module's own aliases resolve too (e.g. `queue`, the name of iii 0.22.1's registry queue worker)
+  return BUILTIN_MODULES.find((m) => m.name === base) ?? BUILTIN_MODULES.find((m) => m.create().aliases?.includes(name));
 }

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+
+// spec: engine-protocol §4.7 (queue_configs), §5.4 (durable:subscriber queue_config), §7.2.
+
+/** One named queue of `queue_configs` (snake_case, as in config.yaml). */
+export const QueueConfigSchema = z
+  .object({
+    type: z.enum(['standard', 'fifo']).default('standard'),
+    /** Retries after the first failed delivery; then the message moves to the dead-letter queue. */
+    max_retries: z.number().int().min(0).default(3),
+    /** Deliveries in flight at once (for FIFO: groups served at once). */
+    concurrency: z.number().int().min(1).default(10),
+    /** FIFO only: the field of `data` whose value names the message group. */
+    message_group_field: z.string().min(1).optional(),
+    /** Base retry delay; the n-th retry waits backoff_ms * 2^(n-1). */
+    backoff_ms: z.number().int().min(0).default(1000),
+    /** Least time between two timer-driven scans of a queue (retries that became due). */
+    poll_interval_ms: z.number().int().min(1).default(100),
+    /** A delivery that has not answered by then counts as failed (and may be retried). */
+    timeout_ms: z.number().int().min(1).default(1_800_000),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    if (value.type === 'fifo' && !value.message_group_field) {
+      ctx.addIssue({ code: 'custom', path: ['message_group_field'], message: 'a fifo queue needs message_group_field' });
+    }
+  });
+export type QueueConfig = z.infer<typeof QueueConfigSchema>;
+
+const AdapterSchema = z.discriminatedUnion('name', [
+  z.object({ name: z.literal('memory'), config: z.object({}).strict().nullish() }).strict(),
+  z
+    .object({
+      name: z.literal('sqlite'),
+      config: z
+        .object({ file_path: z.string().min(1).optional() })
+        .strict()
+        .nullish(),
+    })
+    .strict(),
+]);
+export type AdapterConfig = z.infer<typeof AdapterSchema>;
+
+export const QueueModuleConfigSchema = z
+  .object({
+    /** Where messages live: `sqlite` (default, `<dataDir>/queue.db`) survives restarts; `memory` does not. */
+    adapter: AdapterSchema.prefault({ name: 'sqlite' }),
+    queue_configs: z.record(z.string().min(1), QueueConfigSchema).prefault({}),
+    /** Settings of queues that are not listed in `queue_configs` (including `default`). */
+    default_queue_config: QueueConfigSchema.prefault({}),
+    /** Refuse to enqueue to a queue that is not listed in `queue_configs` (0.11.6 behaviour). */
+    strict: z.boolean().default(false),
+    /**
+     * A durable subscriber whose worker went away keeps receiving published messages for this
+     * long; after that its pending messages move to the dead-letter queue.
+     */
+    subscriber_ttl_ms: z.number().int().min(0).default(86_400_000),
+  })
+  .strict();
+export type QueueModuleConfig = z.infer<typeof QueueModuleConfigSchema>;
+
+/** `queue_config` of a `durable:subscriber` binding: camelCase keys, unknown keys accepted (§5.4). */
+export const SubscriberQueueConfigSchema = z
+  .object({
+    type: z.enum(['standard', 'fifo', 'concurrent']).optional(),
+    maxRetries: z.number().int().min(0).optional(),
+    concurrency: z.number().int().min(1).optional(),
+    /** Seconds a delivery may take before it counts as failed. */
+    visibilityTimeout: z.number().positive().optional(),
+    backoffMs: z.number().int().min(0).optional(),
+    /** The motia spelling of backoffMs. */
+    backoffDelayMs: z.number().int().min(0).optional(),
+    /** Seconds to wait before the first delivery. */
+    delaySeconds: z.number().min(0).optional(),
+    /** FIFO: the field of `data` naming the message group; without it a FIFO subscriber is strictly serial. */
+    messageGroupField: z.string().min(1).optional(),
+  })
+  .loose();
+
+export const SubscriberTriggerConfigSchema = z
+  .object({
+    topic: z.string().optional(),
+    /** The standalone queue worker's spelling of `topic`. */
+    queue: z.string().optional(),
+    condition_function_id: z.string().min(1).nullish(),
+    queue_config: SubscriberQueueConfigSchema.nullish(),
+  })
+  .loose();
+export type SubscriberTriggerConfig = z.infer<typeof SubscriberTriggerConfigSchema>;
+
+/** Everything the dispatcher needs to serve one lane (a named queue or one subscriber of a topic). */
+export interface LaneSettings {
+  fifo: boolean;
+  groupField: string | null;
+  /** Total deliveries before the dead-letter queue: 1 + retries. */
+  maxAttempts: number;
+  concurrency: number;
+  backoffMs: number;
+  timeoutMs: number;
+  pollIntervalMs: number;
+  /** Wait before the first delivery (subscriber `delaySeconds`). */
+  delayMs: number;
+  conditionFunctionId: string | null;
+}
+
+export function laneSettingsOfQueue(config: QueueConfig): LaneSettings {
+  return {
+    fifo: config.type === 'fifo',
+    groupField: config.message_group_field ?? null,
+    maxAttempts: config.max_retries + 1,
+    concurrency: config.concurrency,
+    backoffMs: config.backoff_ms,
+    timeoutMs: config.timeout_ms,
+    pollIntervalMs: config.poll_interval_ms,
+    delayMs: 0,
+    conditionFunctionId: null,
+  };
+}
+
+export function laneSettingsOfSubscriber(config: SubscriberTriggerConfig, defaults: QueueConfig): LaneSettings {
+  const q = config.queue_config ?? {};
+  return {
+    fifo: q.type === 'fifo',
+    groupField: q.messageGroupField ?? null,
+    maxAttempts: (q.maxRetries ?? defaults.max_retries) + 1,
+    // spec §5.4: a FIFO subscriber without a group field is strictly serial
+    concurrency: q.type === 'fifo' && !q.messageGroupField ? 1 : (q.concurrency ?? defaults.concurrency),
+    backoffMs: q.backoffMs ?? q.backoffDelayMs ?? defaults.backoff_ms,
+    timeoutMs: q.visibilityTimeout !== undefined ? Math.ceil(q.visibilityTimeout * 1000) : defaults.timeout_ms,
+    pollIntervalMs: defaults.poll_interval_ms,
+    delayMs: Math.round((q.delaySeconds ?? 0) * 1000),
+    conditionFunctionId: config.condition_function_id ?? null,
+  };
+}
+
+/** Delay before the next delivery after `attempts` failed ones: exponential, capped at an hour. */
+export function backoffDelay(backoffMs: number, attempts: number): number {
+  const delay = backoffMs * 2 ** Math.max(0, attempts - 1);
+  return Math.min(delay, Math.max(backoffMs, 3_600_000));
+}

@@ -1,0 +1,203 @@
+import { type ErrorBody, ErrorCode } from '@eng/protocol';
+import type { InvokeOptions, InvokeOutcome } from '../../core/invoker.ts';
+import type { Logger } from '../../log.ts';
+import { backoffDelay, type LaneSettings } from './config.ts';
+import type { MessageKind, NewMessage, QueueStore, StoredMessage } from './store.ts';
+
+export interface DispatcherDeps {
+  store: QueueStore;
+  /** Synchronous invocation, so the outcome decides ack, retry or dead letter (no trigger metadata, §2.5 step 7). */
+  invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<InvokeOutcome>;
+  hasFunction(functionId: string): boolean;
+  log: Logger;
+}
+
+/** One unit of ordering and concurrency: a named queue, or one subscriber of a durable topic. */
+export interface Lane {
+  readonly key: string;
+  readonly name: string;
+  readonly kind: MessageKind;
+  settings: LaneSettings;
+  /** Topic lanes deliver only while their subscriber is bound; queue lanes always do. */
+  active: boolean;
+  readonly inflight: Map<string, StoredMessage>;
+  scheduled: boolean;
+  timer: NodeJS.Timeout | null;
+  timerAt: number;
+}
+
+/** Pause before touching a lane again after its store write failed, so a broken disk does not spin. */
+const STORE_ERROR_PAUSE_MS = 1000;
+
+/**
+ * Delivers stored messages. Event driven: a lane is scanned when a message arrives, a delivery
+ * ends, a function appears, or a retry becomes due — never by polling lanes that have nothing to do.
+ */
+export class Dispatcher {
+  private readonly lanes = new Map<string, Lane>();
+  private stopped = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  lane(key: string, name: string, kind: MessageKind, settings: LaneSettings, active = true): Lane {
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = { key, name, kind, settings, active, inflight: new Map(), scheduled: false, timer: null, timerAt: 0 };
+      this.lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  getLane(key: string): Lane | undefined {
+    return this.lanes.get(key);
+  }
+
+  allLanes(): IterableIterator<Lane> {
+    return this.lanes.values();
+  }
+
+  /** Store messages durably, then wake their lanes. Resolves only after the write is durable. */
+  async accept(lanes: Lane[], messages: NewMessage[]): Promise<void> {
+    await this.deps.store.insert(messages);
+    for (const lane of lanes) this.schedule(lane);
+  }
+
+  setActive(lane: Lane, active: boolean): void {
+    lane.active = active;
+    if (active) this.schedule(lane);
+  }
+
+  inFlight(name: string): number {
+    let n = 0;
+    for (const lane of this.lanes.values()) if (lane.name === name) n += lane.inflight.size;
+    return n;
+  }
+
+  wakeAll(): void {
+    for (const lane of this.lanes.values()) this.schedule(lane);
+  }
+
+  /** Coalesce wake-ups of one turn into a single scan. */
+  schedule(lane: Lane): void {
+    if (lane.scheduled || this.stopped) return;
+    lane.scheduled = true;
+    setImmediate(() => this.pump(lane));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const lane of this.lanes.values()) {
+      if (lane.timer) clearTimeout(lane.timer);
+      lane.timer = null;
+    }
+  }
+
+  private pump(lane: Lane): void {
+    lane.scheduled = false;
+    if (this.stopped || !lane.active) return;
+    const free = lane.settings.concurrency - lane.inflight.size;
+    if (free <= 0) return;
+    const now = Date.now();
+    const fifo = lane.settings.fifo;
+    // spec §4.7 FIFO: only the oldest pending message of a group may run, and one at a time
+    const blockedGroups = new Set<string>();
+    const picked: StoredMessage[] = [];
+    let nextDue = Number.POSITIVE_INFINITY;
+    for (const message of this.deps.store.scanLane(lane.key)) {
+      const group = fifo ? (message.group ?? '') : null;
+      if (group !== null) {
+        if (blockedGroups.has(group)) continue;
+        blockedGroups.add(group);
+      }
+      if (lane.inflight.has(message.id)) continue;
+      // a message waits, without spending retries, until its function is registered (e.g. after a restart)
+      if (!this.deps.hasFunction(message.functionId)) continue;
+      if (message.readyAt > now) {
+        nextDue = Math.min(nextDue, message.readyAt);
+        continue;
+      }
+      picked.push(message);
+      if (picked.length >= free) break;
+    }
+    for (const message of picked) this.deliver(lane, message);
+    if (picked.length < free && nextDue !== Number.POSITIVE_INFINITY) this.arm(lane, nextDue);
+  }
+
+  private arm(lane: Lane, at: number): void {
+    if (lane.timer && lane.timerAt <= at) return;
+    if (lane.timer) clearTimeout(lane.timer);
+    lane.timerAt = at;
+    const delay = Math.max(at - Date.now(), lane.settings.pollIntervalMs);
+    lane.timer = setTimeout(() => {
+      lane.timer = null;
+      this.schedule(lane);
+    }, delay);
+    lane.timer.unref();
+  }
+
+  private deliver(lane: Lane, message: StoredMessage): void {
+    lane.inflight.set(message.id, message);
+    this.settle(lane, message).then(
+      () => {
+        lane.inflight.delete(message.id);
+        this.schedule(lane);
+      },
+      (err: unknown) => {
+        lane.inflight.delete(message.id);
+        if (this.stopped) return;
+        this.deps.log.error('queue store write failed; the message stays queued', {
+          queue: lane.name,
+          message_id: message.id,
+          error: (err as Error).message,
+        });
+        this.arm(lane, Date.now() + STORE_ERROR_PAUSE_MS);
+      },
+    );
+  }
+
+  /** Run one delivery and record its result: ack, retry with backoff, or dead letter. */
+  private async settle(lane: Lane, message: StoredMessage): Promise<void> {
+    const outcome = await this.run(lane, message);
+    if (this.stopped) return;
+    const { store } = this.deps;
+    if (outcome === 'skipped' || outcome.ok) return store.ack(message);
+    if (this.notTheHandlersFault(outcome.error, message.functionId)) return;
+    const attempts = message.attempts + 1;
+    const error = `${outcome.error.code}: ${outcome.error.message}`;
+    if (attempts >= lane.settings.maxAttempts) {
+      this.deps.log.warn('message moved to the dead-letter queue', { queue: lane.name, message_id: message.id, attempts, error });
+      return store.deadLetter(message, attempts, error, Date.now());
+    }
+    return store.retry(message, attempts, Date.now() + backoffDelay(lane.settings.backoffMs, attempts), error);
+  }
+
+  private async run(lane: Lane, message: StoredMessage): Promise<InvokeOutcome | 'skipped'> {
+    const data = JSON.parse(message.dataJson) as unknown;
+    const options: InvokeOptions = {
+      traceparent: message.traceparent ?? undefined,
+      baggage: message.baggage ?? undefined,
+      timeoutMs: lane.settings.timeoutMs,
+    };
+    const condition = lane.settings.conditionFunctionId;
+    if (condition) {
+      // spec §5.1: only a literal `false` skips; a failed condition call fails this delivery
+      const verdict = await this.deps.invoke(condition, data, options);
+      if (!verdict.ok) {
+        return { ok: false, error: { code: verdict.error.code, message: `condition ${condition} failed: ${verdict.error.message}` } };
+      }
+      if (verdict.result === false) return 'skipped';
+    }
+    return this.deps.invoke(message.functionId, data, options);
+  }
+
+  /**
+   * The function vanished (its worker disconnected before or during the call) or the engine is
+   * stopping (the call was stopped while the function is still registered): the message stays
+   * queued and is delivered again later without spending a retry.
+   */
+  private notTheHandlersFault(error: ErrorBody, functionId: string): boolean {
+    if (error.code === ErrorCode.FunctionNotFound) return !this.deps.hasFunction(functionId);
+    if (error.code === ErrorCode.InvocationStopped) return this.deps.hasFunction(functionId);
+    return false;
+  }
+}

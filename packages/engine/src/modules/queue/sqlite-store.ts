@@ -1,0 +1,308 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  DuplicateMessageError,
+  type LaneRef,
+  type NameRef,
+  type NewMessage,
+  type QueueStore,
+  type StoredMessage,
+  type SubscriberRecord,
+} from './store.ts';
+
+interface Row {
+  id: string;
+  seq: number;
+  lane: string;
+  name: string;
+  kind: StoredMessage['kind'];
+  function_id: string;
+  grp: string | null;
+  data: string;
+  traceparent: string | null;
+  baggage: string | null;
+  attempts: number;
+  enqueued_at: number;
+  ready_at: number;
+  last_error: string | null;
+  failed_at: number | null;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS queue_messages (
+  id TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  lane TEXT NOT NULL,
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  function_id TEXT NOT NULL,
+  grp TEXT,
+  data TEXT NOT NULL,
+  traceparent TEXT,
+  baggage TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  enqueued_at INTEGER NOT NULL,
+  ready_at INTEGER NOT NULL,
+  last_error TEXT,
+  failed_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS queue_messages_pending ON queue_messages (lane, seq) WHERE failed_at IS NULL;
+CREATE INDEX IF NOT EXISTS queue_messages_dead ON queue_messages (name, seq) WHERE failed_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS queue_messages_name ON queue_messages (name);
+CREATE TABLE IF NOT EXISTS queue_counters (
+  name TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  delivered INTEGER NOT NULL DEFAULT 0,
+  failed INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS queue_subscribers (
+  topic TEXT NOT NULL,
+  function_id TEXT NOT NULL,
+  config TEXT NOT NULL,
+  PRIMARY KEY (topic, function_id)
+);
+`;
+
+function toMessage(row: Row): StoredMessage {
+  return {
+    id: row.id,
+    seq: row.seq,
+    lane: row.lane,
+    name: row.name,
+    kind: row.kind,
+    functionId: row.function_id,
+    group: row.grp,
+    dataJson: row.data,
+    traceparent: row.traceparent,
+    baggage: row.baggage,
+    attempts: row.attempts,
+    enqueuedAt: row.enqueued_at,
+    readyAt: row.ready_at,
+    lastError: row.last_error,
+    failedAt: row.failed_at,
+  };
+}
+
+interface PendingWrite {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Messages in a SQLite file (better-sqlite3, WAL, synchronous=FULL). Writes are group-committed:
+ * every write requested during one turn of the event loop runs in one transaction, each in its own
+ * savepoint, and its promise resolves after the fsynced COMMIT — one fsync per batch, not per message.
+ */
+export class SqliteQueueStore implements QueueStore {
+  readonly adapterName = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private seq: number;
+  private pending: PendingWrite[] = [];
+  private flushScheduled = false;
+  private closed = false;
+  private readonly stmt;
+
+  constructor(readonly file: string) {
+    mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    this.seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM queue_messages').get() as { seq: number }).seq;
+    const db = this.db;
+    this.stmt = {
+      insert: db.prepare(
+        `INSERT INTO queue_messages (id, seq, lane, name, kind, function_id, grp, data, traceparent, baggage, enqueued_at, ready_at)
+         VALUES (@id, @seq, @lane, @name, @kind, @functionId, @group, @dataJson, @traceparent, @baggage, @enqueuedAt, @readyAt)`,
+      ),
+      scanLane: db.prepare('SELECT * FROM queue_messages WHERE lane = ? AND failed_at IS NULL ORDER BY seq'),
+      pendingLanes: db.prepare(
+        'SELECT lane, MIN(name) AS name, MIN(kind) AS kind FROM queue_messages WHERE failed_at IS NULL GROUP BY lane',
+      ),
+      // also from the DLQ: a subscriber that went away had this one in flight, and it succeeded
+      delete: db.prepare('DELETE FROM queue_messages WHERE id = ?'),
+      retry: db.prepare('UPDATE queue_messages SET attempts = ?, ready_at = ?, last_error = ? WHERE id = ? AND failed_at IS NULL'),
+      deadLetter: db.prepare(
+        'UPDATE queue_messages SET attempts = ?, last_error = ?, failed_at = ?, seq = ? WHERE id = ? AND failed_at IS NULL',
+      ),
+      markDead: db.prepare('UPDATE queue_messages SET last_error = ?, failed_at = ?, seq = ? WHERE id = ?'),
+      laneIds: db.prepare('SELECT id FROM queue_messages WHERE lane = ? AND failed_at IS NULL ORDER BY seq'),
+      deadIds: db.prepare('SELECT id FROM queue_messages WHERE name = ? AND failed_at IS NOT NULL ORDER BY seq'),
+      deadOne: db.prepare('SELECT id FROM queue_messages WHERE name = ? AND id = ? AND failed_at IS NOT NULL'),
+      redrive: db.prepare(
+        'UPDATE queue_messages SET attempts = 0, ready_at = ?, last_error = NULL, failed_at = NULL, seq = ? WHERE id = ?',
+      ),
+      byId: db.prepare('SELECT * FROM queue_messages WHERE id = ?'),
+      discard: db.prepare('DELETE FROM queue_messages WHERE name = ? AND id = ? AND failed_at IS NOT NULL'),
+      dlqPage: db.prepare('SELECT * FROM queue_messages WHERE name = ? AND failed_at IS NOT NULL ORDER BY seq LIMIT ? OFFSET ?'),
+      dlqCount: db.prepare('SELECT COUNT(*) AS n FROM queue_messages WHERE name = ? AND failed_at IS NOT NULL'),
+      pendingCount: db.prepare('SELECT COUNT(*) AS n FROM queue_messages WHERE name = ? AND failed_at IS NULL'),
+      names: db.prepare('SELECT DISTINCT name, kind FROM queue_messages UNION SELECT name, kind FROM queue_counters'),
+      counters: db.prepare('SELECT delivered, failed FROM queue_counters WHERE name = ?'),
+      count: db.prepare(
+        `INSERT INTO queue_counters (name, kind, delivered, failed) VALUES (?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET delivered = delivered + excluded.delivered, failed = failed + excluded.failed`,
+      ),
+      subscribers: db.prepare('SELECT topic, function_id, config FROM queue_subscribers ORDER BY topic, function_id'),
+      saveSubscriber: db.prepare(
+        'INSERT INTO queue_subscribers (topic, function_id, config) VALUES (?, ?, ?) ON CONFLICT (topic, function_id) DO UPDATE SET config = excluded.config',
+      ),
+      deleteSubscriber: db.prepare('DELETE FROM queue_subscribers WHERE topic = ? AND function_id = ?'),
+    };
+  }
+
+  insert(messages: NewMessage[]): Promise<void> {
+    return this.write(() => {
+      for (const m of messages) {
+        try {
+          this.stmt.insert.run({ ...m, seq: ++this.seq });
+        } catch (err) {
+          if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new DuplicateMessageError(m.id);
+          throw err;
+        }
+      }
+    });
+  }
+
+  *scanLane(lane: string): Iterable<StoredMessage> {
+    for (const row of this.stmt.scanLane.iterate(lane) as IterableIterator<Row>) yield toMessage(row);
+  }
+
+  pendingLanes(): LaneRef[] {
+    return this.stmt.pendingLanes.all() as LaneRef[];
+  }
+
+  ack(message: StoredMessage): Promise<void> {
+    return this.write(() => {
+      if (this.stmt.delete.run(message.id).changes) this.stmt.count.run(message.name, message.kind, 1, 0);
+    });
+  }
+
+  retry(message: StoredMessage, attempts: number, readyAt: number, error: string): Promise<void> {
+    return this.write(() => {
+      if (this.stmt.retry.run(attempts, readyAt, error, message.id).changes) this.stmt.count.run(message.name, message.kind, 0, 1);
+    });
+  }
+
+  deadLetter(message: StoredMessage, attempts: number, error: string, failedAt: number): Promise<void> {
+    return this.write(() => {
+      if (this.stmt.deadLetter.run(attempts, error, failedAt, ++this.seq, message.id).changes) {
+        this.stmt.count.run(message.name, message.kind, 0, 1);
+      }
+    });
+  }
+
+  deadLetterLane(lane: string, error: string, failedAt: number): Promise<number> {
+    return this.write(() => {
+      const ids = this.stmt.laneIds.all(lane) as Array<{ id: string }>;
+      for (const { id } of ids) this.stmt.markDead.run(error, failedAt, ++this.seq, id);
+      return ids.length;
+    });
+  }
+
+  redrive(name: string, id: string | null, now: number): Promise<StoredMessage[]> {
+    return this.write(() => {
+      const ids = (id === null ? this.stmt.deadIds.all(name) : this.stmt.deadOne.all(name, id)) as Array<{ id: string }>;
+      const moved: StoredMessage[] = [];
+      for (const row of ids) {
+        this.stmt.redrive.run(now, ++this.seq, row.id);
+        moved.push(toMessage(this.stmt.byId.get(row.id) as Row));
+      }
+      return moved;
+    });
+  }
+
+  discard(name: string, id: string): Promise<boolean> {
+    return this.write(() => this.stmt.discard.run(name, id).changes > 0);
+  }
+
+  dlqPage(name: string, offset: number, limit: number): { messages: StoredMessage[]; total: number } {
+    const rows = this.stmt.dlqPage.all(name, limit, offset) as Row[];
+    return { messages: rows.map(toMessage), total: this.dlqCount(name) };
+  }
+
+  dlqCount(name: string): number {
+    return (this.stmt.dlqCount.get(name) as { n: number }).n;
+  }
+
+  pendingCount(name: string): number {
+    return (this.stmt.pendingCount.get(name) as { n: number }).n;
+  }
+
+  names(): NameRef[] {
+    return this.stmt.names.all() as NameRef[];
+  }
+
+  counters(name: string): { delivered: number; failed: number } {
+    const row = this.stmt.counters.get(name) as { delivered: number; failed: number } | undefined;
+    return row ?? { delivered: 0, failed: 0 };
+  }
+
+  subscribers(): SubscriberRecord[] {
+    const rows = this.stmt.subscribers.all() as Array<{ topic: string; function_id: string; config: string }>;
+    return rows.map((r) => ({ topic: r.topic, functionId: r.function_id, config: JSON.parse(r.config) }));
+  }
+
+  saveSubscriber(record: SubscriberRecord): Promise<void> {
+    return this.write(() => {
+      this.stmt.saveSubscriber.run(record.topic, record.functionId, JSON.stringify(record.config ?? {}));
+    });
+  }
+
+  deleteSubscriber(topic: string, functionId: string): Promise<void> {
+    return this.write(() => {
+      this.stmt.deleteSubscriber.run(topic, functionId);
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.db.close();
+  }
+
+  private write<T>(run: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('queue store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0 || this.closed) return;
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const seqBefore = this.seq;
+    try {
+      this.db.transaction(() => {
+        for (const item of batch) {
+          // a nested transaction is a savepoint: one write's failure does not undo the others
+          try {
+            outcomes.push({ ok: true, value: this.db.transaction(item.run)() });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+          }
+        }
+      })();
+    } catch (error) {
+      this.seq = seqBefore;
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i] as (typeof outcomes)[number];
+      if (outcome.ok) item.resolve(outcome.value);
+      else item.reject(outcome.error);
+    });
+  }
+}
