@@ -3,7 +3,6 @@ import type { TriggerAction as WireTriggerAction } from '@eng/protocol';
 // What both entry points (index.ts for Node, browser.ts) export besides `connect`.
 
 export { type ChannelRef, EngError, type ErrorBody, ErrorCode, isChannelRef } from '@eng/protocol';
-export { backoffDelay, DEFAULT_RECONNECT } from './backoff.ts';
 export { CHANNEL_CLOSED, CHANNEL_FRAME_BYTES, type Channel, ChannelReader, ChannelWriter } from './channels.ts';
 export { EngClient } from './client.ts';
 export type { WebSocketConstructor } from './socket.ts';
