@@ -23,9 +23,17 @@ export interface TappedConnection {
   upstream: WebSocket;
 }
 
+/** A relayed connection on another path (`/otel`, channels): counted, not recorded. */
+export interface OtherConnection {
+  path: string;
+  open: boolean;
+  binaryFrames: number;
+}
+
 export interface WireTap {
   url: string;
   connections: TappedConnection[];
+  others: OtherConnection[];
   /**
    * Close the SDK side of a connection but keep the engine side open: to the engine, the old
    * connection still looks alive (a half-open socket, as after a network blip).
@@ -49,6 +57,7 @@ export async function startWireTap(upstreamBase: string): Promise<WireTap> {
   const address = wss.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const connections: TappedConnection[] = [];
+  const others: OtherConnection[] = [];
   const keptOpen = new Set<WebSocket>();
   const all = new Set<WebSocket>();
 
@@ -60,6 +69,13 @@ export async function startWireTap(upstreamBase: string): Promise<WireTap> {
     const recorded = path === '/' || path === '';
     const connection: TappedConnection | null = recorded ? { index: connections.length, sent: [], received: [], client, upstream } : null;
     if (connection) connections.push(connection);
+    const other: OtherConnection | null = recorded ? null : { path, open: true, binaryFrames: 0 };
+    if (other) {
+      others.push(other);
+      client.on('close', () => {
+        other.open = false;
+      });
+    }
     // frames the SDK sends before the engine side is open wait here, in order
     const early: Array<{ data: RawData; isBinary: boolean }> = [];
 
@@ -68,6 +84,7 @@ export async function startWireTap(upstreamBase: string): Promise<WireTap> {
         const frame = parse(data);
         if (frame) connection.sent.push(frame);
       }
+      if (other && isBinary) other.binaryFrames++;
       if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
       else early.push({ data, isBinary });
     });
@@ -93,6 +110,7 @@ export async function startWireTap(upstreamBase: string): Promise<WireTap> {
   return {
     url: `ws://127.0.0.1:${port}`,
     connections,
+    others,
     dropClientKeepUpstream(connection) {
       keptOpen.add(connection.upstream);
       connection.client.terminate();
