@@ -2,6 +2,7 @@
  * What the compat checklist needs from one published iii-sdk version, and the shared test
  * environment (one engine, two in-process SDK workers) each version's test file sets up.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { type EngineProcess, startEngine, waitFor } from '../../../../test/harness.ts';
 import { killAllChildren } from './child-worker.ts';
@@ -124,4 +125,27 @@ export function useCompatEnv(sdk: SdkUnderTest): CompatEnv {
     await env.engine?.stop();
   });
   return env;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+
+/** Records what a custom trigger type's provider is told (§5.11). */
+export function recordingProvider() {
+  const registered: TriggerConfig[] = [];
+  const unregistered: TriggerConfig[] = [];
+  return {
+    registered,
+    unregistered,
+    handler: {
+      async registerTrigger(config: TriggerConfig) {
+        registered.push(config);
+      },
+      async unregisterTrigger(config: TriggerConfig) {
+        unregistered.push(config);
+      },
+    },
+  };
 }

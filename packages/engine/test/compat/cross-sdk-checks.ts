@@ -2,13 +2,11 @@
  * A worker written with the published iii-sdk and one written with our @eng/sdk, on the same
  * engine, call each other's functions both ways: results, errors, void calls and channels.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { connect, type EngClient, EngError } from '@eng/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/harness.ts';
-import { type CompatEnv, ready } from './compat-env.ts';
-
-const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+import { type CompatEnv, ready, sha256 } from './compat-env.ts';
 
 export function runCrossSdkChecks(env: CompatEnv): void {
   const { sdk } = env;

@@ -5,9 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, startEngine, waitFor } from '../../../../test/harness.ts';
-import { recordingProvider, UUID } from './checklist.ts';
 import { spawnIiiWorker } from './child-worker.ts';
-import { type CompatEnv, ready, workerIdOf } from './compat-env.ts';
+import { type CompatEnv, ready, recordingProvider, UUID, workerIdOf } from './compat-env.ts';
 import { startWireTap } from './wire-tap.ts';
 
 export function runReconnectChecks(env: CompatEnv): void {

@@ -7,8 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { RawClient } from '../../../../test/raw-client.ts';
 import { runChecklist } from './checklist.ts';
 import { type CompatChannel, type CompatClient, ready, type SdkUnderTest, useCompatEnv } from './compat-env.ts';
-import { runCrossSdkChecks } from './cross-sdk-checks.ts';
-import { runReconnectChecks } from './reconnect-checks.ts';
 
 const sdk: SdkUnderTest = {
   version: '0.11.6',
@@ -25,8 +23,6 @@ const sdk: SdkUnderTest = {
 
 const env = useCompatEnv(sdk);
 runChecklist(env);
-runReconnectChecks(env);
-runCrossSdkChecks(env);
 
 describe('iii-sdk 0.11.6 only', () => {
   it('registerService (sent and replayed only by 0.11.6) is accepted without disturbing the worker', async () => {

@@ -8,11 +8,18 @@ import { createChannel } from 'iii-sdk-0.22.1/helpers';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/harness.ts';
 import { RawClient } from '../../../../test/raw-client.ts';
-import { recordingProvider, runChecklist, UUID } from './checklist.ts';
+import { runChecklist } from './checklist.ts';
 import { spawnIiiWorker } from './child-worker.ts';
-import { type CompatChannel, type CompatClient, ready, type SdkUnderTest, useCompatEnv, workerIdOf } from './compat-env.ts';
-import { runCrossSdkChecks } from './cross-sdk-checks.ts';
-import { runReconnectChecks } from './reconnect-checks.ts';
+import {
+  type CompatChannel,
+  type CompatClient,
+  ready,
+  recordingProvider,
+  type SdkUnderTest,
+  UUID,
+  useCompatEnv,
+  workerIdOf,
+} from './compat-env.ts';
 import { startWireTap } from './wire-tap.ts';
 
 const sdk: SdkUnderTest = {
@@ -31,8 +38,6 @@ const sdk: SdkUnderTest = {
 
 const env = useCompatEnv(sdk);
 runChecklist(env);
-runReconnectChecks(env);
-runCrossSdkChecks(env);
 
 const v = sdk.version;
 
