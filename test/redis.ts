@@ -37,7 +37,10 @@ export async function startRedis(options: { readyTimeoutMs?: number } = {}): Pro
     },
   };
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start in time; output:\n${output}`)), options.readyTimeoutMs ?? 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`redis-server did not start in time; output:\n${output}`)),
+      options.readyTimeoutMs ?? 10_000,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) {

@@ -188,13 +188,19 @@ describe('redis store', () => {
 describe('openStore', () => {
   it('puts file_based stores under the data dir by default and honours file_path (file or directory)', async () => {
     const dataDir = join(dir, 'data-default');
-    const opened = await openStore({ name: 'kv', config: { store_method: 'file_based' } }, { dataDir, namespace: 'state', defaultFile: 'state.db' });
+    const opened = await openStore(
+      { name: 'kv', config: { store_method: 'file_based' } },
+      { dataDir, namespace: 'state', defaultFile: 'state.db' },
+    );
     expect(opened.description).toBe(`sqlite ${join(dataDir, 'state.db')}`);
     await opened.store.close();
     const explicit = await openStore({ name: 'kv', config: { file_path: join(dir, 'custom.sqlite') } }, { dataDir, namespace: 'state' });
     expect(explicit.description).toBe(`sqlite ${join(dir, 'custom.sqlite')}`);
     await explicit.store.close();
-    const inDir = await openStore({ name: 'kv', config: { file_path: dataDir } }, { dataDir: dir, namespace: 'stream', defaultFile: 'streams.db' });
+    const inDir = await openStore(
+      { name: 'kv', config: { file_path: dataDir } },
+      { dataDir: dir, namespace: 'stream', defaultFile: 'streams.db' },
+    );
     expect(inDir.description).toBe(`sqlite ${join(dataDir, 'streams.db')}`);
     await inDir.store.close();
     const memory = await openStore({ name: 'kv', config: { store_method: 'in_memory' } }, { dataDir, namespace: 'state' });
