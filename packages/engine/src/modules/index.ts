@@ -1,8 +1,10 @@
 import { workerManagerModule } from '../bus/server.ts';
 import type { EngineModule } from '../core/module.ts';
 import { supervisorModule } from '../supervisor/module.ts';
+import { cronModule } from './cron/index.ts';
 import { httpModule } from './http/index.ts';
 import { introspectionModule } from './introspection/index.ts';
+import { pubsubModule } from './pubsub/index.ts';
 import { queueModule } from './queue/index.ts';
 import { stateModule } from './state/index.ts';
 import { streamModule } from './stream/index.ts';
@@ -15,6 +17,8 @@ export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => Engine
   { name: 'eng-worker-manager', create: workerManagerModule, defaultOn: true },
   { name: 'eng-engine-functions', create: introspectionModule, defaultOn: true },
   { name: 'eng-http', create: httpModule, defaultOn: true },
+  { name: 'eng-pubsub', create: pubsubModule, defaultOn: true },
+  { name: 'eng-cron', create: cronModule, defaultOn: true },
   { name: 'eng-state', create: stateModule, defaultOn: true },
   { name: 'eng-stream', create: streamModule, defaultOn: true },
   { name: 'eng-queue', create: queueModule, defaultOn: true },
