@@ -143,4 +143,33 @@ describe('queue durability with the sqlite store', () => {
     // counters are stored with the messages, so they survive the restart too
     expect(await again.call('engine::queue::topic_stats', { topic: 'once' })).toMatchObject({ depth: 0, delivered: 10, failed: 0 });
   });
+
+  it('remembers durable subscribers across a crash: copies published before and after it reach the subscriber', async () => {
+    const subscriber = await worker('durable-sub');
+    subscriber.registerFunction('durable::on-event', async () => {
+      await new Promise(() => {}); // holds every delivery until the crash
+    });
+    subscriber.registerTrigger({ type: 'durable:subscriber', function_id: 'durable::on-event', config: { topic: 'events' } });
+    await waitFor(
+      async () =>
+        (await subscriber.call<{ consumer_count: number }>('engine::queue::topic_stats', { topic: 'events' })).consumer_count === 1,
+    );
+    for (let n = 0; n < 5; n++) await subscriber.call('eng::durable::publish', { topic: 'events', data: { n } });
+
+    await closeAll();
+    await engine.kill('SIGKILL');
+    await engine.restart();
+    // the subscriber's worker is not back yet: it is remembered, so these are kept for it
+    const publisher = await worker('durable-pub');
+    for (let n = 5; n < 8; n++) await publisher.call('eng::durable::publish', { topic: 'events', data: { n } });
+    expect((await publisher.call<{ depth: number }>('engine::queue::topic_stats', { topic: 'events' })).depth).toBe(8);
+
+    const back = await worker('durable-sub-back');
+    const seen = new Set<number>();
+    back.registerFunction('durable::on-event', async (input: { n: number }) => {
+      seen.add(input.n);
+    });
+    back.registerTrigger({ type: 'durable:subscriber', function_id: 'durable::on-event', config: { topic: 'events' } });
+    await waitFor(() => seen.size === 8, 10_000);
+  }, 30_000);
 });

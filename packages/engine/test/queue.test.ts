@@ -383,15 +383,23 @@ describe('ordering and concurrency', () => {
 });
 
 describe('durable topics (durable:subscriber, §5.4)', () => {
-  it('delivers every publish to each subscriber, through eng:: and iii:: publish', async () => {
+  it('delivers every publish to each subscriber, through eng:: and iii:: publish, without trigger metadata', async () => {
     const a = iiiWorker('q-sub-a');
     const b = await engWorker('q-sub-b');
     const gotA: unknown[] = [];
     const gotB: unknown[] = [];
-    a.registerFunction('sub::a', async (input: unknown) => {
+    const metadataA: unknown[] = [];
+    a.registerFunction('sub::a', async (input: unknown, metadata?: unknown) => {
       gotA.push(input);
+      metadataA.push(metadata);
     });
-    a.registerTrigger({ type: 'durable:subscriber', function_id: 'sub::a', config: { topic: 'orders.created' } });
+    // spec §2.5 step 7: the queue passes no trigger metadata to the function
+    a.registerTrigger({
+      type: 'durable:subscriber',
+      function_id: 'sub::a',
+      config: { topic: 'orders.created' },
+      metadata: { tenant: 't1' },
+    });
     b.registerFunction('sub::b', async (input: unknown) => {
       gotB.push(input);
     });
@@ -408,6 +416,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     await waitFor(() => gotA.length === 2 && gotB.length === 2);
     expect(gotA).toEqual(expect.arrayContaining([{ id: 1 }, { id: 2 }]));
     expect(gotB).toEqual(expect.arrayContaining([{ id: 1 }, { id: 2 }]));
+    expect(metadataA).toEqual([undefined, undefined]);
     const topics = await call<Array<{ name: string; broker_type: string; subscriber_count: number }>>('engine::queue::list_topics');
     expect(topics).toContainEqual(expect.objectContaining({ name: 'orders.created', broker_type: 'topic', subscriber_count: 2 }));
   });
@@ -438,6 +447,50 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     expect(dead).toMatchObject({ queue: 'payments', function_id: 'sub::fails', payload: { amount: 5 }, retries: 2 });
     expect(dead.error).toContain('subscriber down');
     expect(await call('engine::queue::topic_stats', { topic: 'payments' })).toMatchObject({ delivered: 1, failed: 2, dlq_count: 1 });
+  });
+
+  it('a FIFO subscriber gets the publishes one at a time, in order', async () => {
+    const worker = await engWorker('q-sub-fifo');
+    const order: number[] = [];
+    let running = 0;
+    let overlap = false;
+    worker.registerFunction('sub::serial', async (input: { n: number }) => {
+      if (++running > 1) overlap = true;
+      await sleep(Math.random() * 10);
+      order.push(input.n);
+      running--;
+    });
+    worker.registerTrigger({
+      type: 'durable:subscriber',
+      function_id: 'sub::serial',
+      config: { topic: 'serial', queue_config: { type: 'fifo' } },
+    });
+    await waitFor(async () => (await call('engine::queue::topic_stats', { topic: 'serial' })).consumer_count === 1);
+    for (let n = 0; n < 10; n++) await call('eng::durable::publish', { topic: 'serial', data: { n } });
+    await waitFor(() => order.length === 10);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(overlap).toBe(false);
+  });
+
+  it('counts a delivery that outlives visibilityTimeout as failed', async () => {
+    const worker = await engWorker('q-sub-slow');
+    worker.registerFunction('sub::hangs', async () => {
+      await new Promise(() => {});
+    });
+    worker.registerTrigger({
+      type: 'durable:subscriber',
+      function_id: 'sub::hangs',
+      config: { topic: 'slow', queue_config: { visibilityTimeout: 0.2, maxRetries: 0 } },
+    });
+    await waitFor(async () => (await call('engine::queue::topic_stats', { topic: 'slow' })).consumer_count === 1);
+    const started = Date.now();
+    await call('eng::durable::publish', { topic: 'slow', data: { n: 1 } });
+    const page = await waitFor(async () => {
+      const p = await call('engine::queue::dlq_messages', { topic: 'slow' });
+      return p.total === 1 ? p : null;
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(page.messages[0].error).toMatch(/^TIMEOUT: /);
   });
 
   it('skips a delivery when condition_function_id answers false', async () => {
@@ -547,13 +600,13 @@ describe('bad input', () => {
   });
 });
 
-describe('strict mode and the default queue (module listed by its 0.22.1 name `queue`)', () => {
+describe('second engine: strict mode, subscriber expiry (module listed by its 0.22.1 name `queue`)', () => {
   let strictEngine: EngineProcess;
   let client: EngClient;
   beforeAll(async () => {
     strictEngine = await startEngine({
       workersYaml:
-        '  - name: queue\n    config:\n      adapter: { name: memory }\n      strict: true\n      queue_configs:\n        known: {}\n',
+        '  - name: queue\n    config:\n      adapter: { name: memory }\n      strict: true\n      subscriber_ttl_ms: 1000\n      queue_configs:\n        known: {}\n',
     });
     client = connect(strictEngine.busUrl, { name: 'strict' });
     await client.ready({ timeoutMs: 5000 });
@@ -581,5 +634,48 @@ describe('strict mode and the default queue (module listed by its 0.22.1 name `q
     const names = (await client.call<Array<{ name: string }>>('engine::queue::list_topics', {})).map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['default', 'known']));
     expect(names).not.toContain('unknown');
+  });
+
+  it('moves the copies of a subscriber whose worker never came back to the DLQ after subscriber_ttl_ms', async () => {
+    const gone = connect(strictEngine.busUrl, { name: 'gone', reconnect: { maxRetries: 0 } });
+    await gone.ready({ timeoutMs: 5000 });
+    gone.registerFunction('sub::gone', async () => {});
+    gone.registerTrigger({ type: 'durable:subscriber', function_id: 'sub::gone', config: { topic: 'lost' } });
+    await waitFor(async () => (await client.call<any>('engine::queue::topic_stats', { topic: 'lost' })).consumer_count === 1);
+    await gone.close();
+    await waitFor(async () => (await client.call<any>('engine::queue::topic_stats', { topic: 'lost' })).consumer_count === 0);
+    for (const n of [1, 2]) await client.call('eng::durable::publish', { topic: 'lost', data: { n } });
+    expect((await client.call<any>('engine::queue::topic_stats', { topic: 'lost' })).depth).toBe(2);
+    const page = await waitFor(async () => {
+      const p = await client.call<any>('engine::queue::dlq_messages', { topic: 'lost' });
+      return p.total === 2 ? p : null;
+    }, 5000);
+    expect(page.messages.map((m: any) => m.payload)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(page.messages[0].error).toContain('did not come back');
+    expect((await client.call<any>('engine::queue::topic_stats', { topic: 'lost' })).subscribers).toEqual([]);
+  });
+
+  it('moves the waiting copies of an explicitly removed subscriber to the DLQ, and a publish after that stores nothing', async () => {
+    client.registerFunction('sub::leaves', async () => {
+      throw new Error('busy');
+    });
+    const binding = client.registerTrigger({
+      type: 'durable:subscriber',
+      function_id: 'sub::leaves',
+      config: { topic: 'leaving', queue_config: { maxRetries: 5, backoffMs: 10_000 } },
+    });
+    await waitFor(async () => (await client.call<any>('engine::queue::topic_stats', { topic: 'leaving' })).consumer_count === 1);
+    await client.call('eng::durable::publish', { topic: 'leaving', data: { n: 1 } });
+    // the first delivery fails, the retry waits 10 s: the copy is pending when the subscriber leaves
+    await waitFor(async () => (await client.call<any>('engine::queue::topic_stats', { topic: 'leaving' })).failed === 1);
+    binding.unregister();
+    const page = await waitFor(async () => {
+      const p = await client.call<any>('engine::queue::dlq_messages', { topic: 'leaving' });
+      return p.total === 1 ? p : null;
+    }, 5000);
+    expect(page.messages[0]).toMatchObject({ function_id: 'sub::leaves', payload: { n: 1 } });
+    expect(page.messages[0].error).toContain('unsubscribed');
+    await client.call('eng::durable::publish', { topic: 'leaving', data: { n: 2 } });
+    expect((await client.call<any>('engine::queue::topic_stats', { topic: 'leaving' })).depth).toBe(0);
   });
 });
