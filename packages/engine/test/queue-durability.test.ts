@@ -172,4 +172,20 @@ describe('queue durability with the sqlite store', () => {
     back.registerTrigger({ type: 'durable:subscriber', function_id: 'durable::on-event', config: { topic: 'events' } });
     await waitFor(() => seen.size === 8, 10_000);
   }, 30_000);
+
+  it('refuses a duplicate message id without undoing the other writes of the same commit', async () => {
+    const client = await worker('durable-dupes');
+    const enqueue = (id: string) =>
+      client.call('engine::queue::enqueue', { queue: 'dupes', function_id: 'nobody::home', data: { id }, messageReceiptId: id }).then(
+        (r) => ({ ok: true as const, r }),
+        (e: { code: string; message: string }) => ({ ok: false as const, e }),
+      );
+    // sent together, so they share one group commit
+    const results = await Promise.all([enqueue('m-1'), enqueue('m-2'), enqueue('m-1'), enqueue('m-3')]);
+    expect(results.map((x) => x.ok)).toEqual([true, true, false, true]);
+    const refused = results[2] as { ok: false; e: { code: string; message: string } };
+    expect(refused.e.code).toBe('enqueue_error');
+    expect(refused.e.message).toContain('m-1 is already queued');
+    expect((await client.call<{ depth: number }>('engine::queue::topic_stats', { topic: 'dupes' })).depth).toBe(3);
+  });
 });

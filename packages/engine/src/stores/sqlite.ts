@@ -19,7 +19,7 @@ interface PendingWrite {
  * With `synchronous=FULL` the commit is fsynced, so an acknowledged write survives `kill -9` and
  * power loss at the cost of one fsync per batch rather than per write.
  */
-class SharedDatabase {
+export class SharedDatabase {
   readonly db: Database.Database;
   private queue: PendingWrite[] = [];
   private scheduled = false;
@@ -84,7 +84,7 @@ class SharedDatabase {
 
 const openDatabases = new Map<string, SharedDatabase>();
 
-function acquire(file: string, synchronous: Synchronous): SharedDatabase {
+export function acquire(file: string, synchronous: Synchronous): SharedDatabase {
   let shared = openDatabases.get(file);
   if (!shared) {
     shared = new SharedDatabase(file, synchronous);
@@ -94,7 +94,7 @@ function acquire(file: string, synchronous: Synchronous): SharedDatabase {
   return shared;
 }
 
-function release(shared: SharedDatabase): void {
+export function release(shared: SharedDatabase): void {
   shared.refs--;
   if (shared.refs > 0) return;
   shared.drain();

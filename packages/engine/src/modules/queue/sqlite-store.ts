@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { acquire, release, type SharedDatabase } from '../../stores/sqlite.ts';
 import {
   DuplicateMessageError,
   type LaneRef,
@@ -84,32 +83,22 @@ function toMessage(row: Row): StoredMessage {
   };
 }
 
-interface PendingWrite {
-  run: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
 /**
- * Messages in a SQLite file (better-sqlite3, WAL, synchronous=FULL). Writes are group-committed:
- * every write requested during one turn of the event loop runs in one transaction, each in its own
- * savepoint, and its promise resolves after the fsynced COMMIT — one fsync per batch, not per message.
+ * Messages in a SQLite file (better-sqlite3, WAL, synchronous=FULL) through the shared store
+ * connection, which group-commits: every write requested during one turn of the event loop runs in
+ * one transaction and its promise resolves after the fsynced COMMIT — one fsync per batch.
  */
 export class SqliteQueueStore implements QueueStore {
   readonly adapterName = 'sqlite' as const;
+  private readonly shared: SharedDatabase;
   private readonly db: Database.Database;
   private seq: number;
-  private pending: PendingWrite[] = [];
-  private flushScheduled = false;
   private closed = false;
   private readonly stmt;
 
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
+    this.shared = acquire(file, 'full');
+    this.db = this.shared.db;
     this.db.exec(SCHEMA);
     this.seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM queue_messages').get() as { seq: number }).seq;
     const db = this.db;
@@ -260,49 +249,13 @@ export class SqliteQueueStore implements QueueStore {
 
   close(): void {
     if (this.closed) return;
-    this.flush();
     this.closed = true;
-    this.db.close();
+    release(this.shared);
   }
 
   private write<T>(run: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error('queue store is closed'));
-    return new Promise<T>((resolve, reject) => {
-      this.pending.push({ run, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0 || this.closed) return;
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    const seqBefore = this.seq;
-    try {
-      this.db.transaction(() => {
-        for (const item of batch) {
-          // a nested transaction is a savepoint: one write's failure does not undo the others
-          try {
-            outcomes.push({ ok: true, value: this.db.transaction(item.run)() });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-          }
-        }
-      })();
-    } catch (error) {
-      this.seq = seqBefore;
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i] as (typeof outcomes)[number];
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
-    });
+    // a nested transaction is a savepoint: a failed write (a duplicate id) leaves nothing half done
+    return this.shared.write(() => this.db.transaction(run)());
   }
 }
