@@ -3,13 +3,13 @@ import {
   EngError,
   EngineFunction,
   ErrorCode,
-  type InvocationResult,
   type Message,
   type RegisterFunction,
   type RegisterTrigger,
   type RegisterTriggerType,
 } from '@eng/protocol';
 import { reconnectPolicy } from './backoff.ts';
+import { Calls, MAX_TIMER_MS } from './calls.ts';
 import { type Channel, type ChannelEnd, type ChannelHost, ChannelReader, ChannelWriter } from './channels.ts';
 import { Connection } from './connection.ts';
 import { ClientEmitter } from './events.ts';
@@ -36,21 +36,6 @@ import type {
 } from './types.ts';
 import { workerInfo } from './worker-info.ts';
 
-interface PendingCall {
-  resolve(value: unknown): void;
-  reject(error: EngError): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
-/** A frame waiting for the socket; sync invokes carry their id so settled ones are skipped (§2.9). */
-interface QueuedFrame {
-  text: string;
-  invocationId?: string;
-}
-
-/** setTimeout fires at once past 2^31-1 ms; clamp so a long timeout stays long. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * The worker client, whatever the runtime. It keeps every registration in maps and replays them
  * on each open (spec: engine-protocol §2.7), queues calls while disconnected (§2.9), matches
@@ -73,8 +58,7 @@ export class EngClient {
   private readonly functions = new Map<string, { message: RegisterFunction; handler: FunctionHandler }>();
   private readonly triggers = new Map<string, RegisterTrigger>();
   private readonly triggerTypes = new Map<string, { message: RegisterTriggerType; provider: TriggerTypeProvider }>();
-  private readonly pending = new Map<string, PendingCall>();
-  private outbox: QueuedFrame[] = [];
+  private readonly calls: Calls;
   private readonly readyWaiters = new Set<{ resolve(): void; reject(error: EngError): void }>();
   private readonly channelEnds = new Set<ChannelEnd>();
 
@@ -113,6 +97,7 @@ export class EngClient {
         onFailed: (error) => this.onFailed(error),
       },
     );
+    this.calls = new Calls(this.connection, this.logger);
     this.inbound = new Inbound({
       logger: this.logger,
       channelHost: this.channelHost,
@@ -270,21 +255,10 @@ export class EngClient {
       );
     }
     if (!invocationId) {
-      this.sendOrQueue({ text });
+      this.calls.fire(text);
       return Promise.resolve(undefined as T);
     }
-    const timeoutMs = request.timeoutMs ?? this.invocationTimeoutMs;
-    return new Promise<T>((resolve, reject) => {
-      // spec §2.4: the timeout is the caller's; it keeps running while the call waits in the queue
-      const timer = setTimeout(
-        () => {
-          if (this.pending.delete(invocationId)) reject(new EngError(ErrorCode.Timeout, `invocation timed out after ${timeoutMs}ms`));
-        },
-        Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS),
-      );
-      this.pending.set(invocationId, { resolve: resolve as (value: unknown) => void, reject, timer });
-      this.sendOrQueue({ text, invocationId });
-    });
+    return this.calls.request<T>(invocationId, text, request.timeoutMs ?? this.invocationTimeoutMs);
   }
 
   /** Shorthand for a synchronous `trigger`. */
@@ -333,12 +307,7 @@ export class EngClient {
     for (const { message } of this.triggerTypes.values()) this.sendNow(message);
     for (const { message } of this.functions.values()) this.sendNow(message);
     for (const message of this.triggers.values()) this.sendNow(message);
-    const queued = this.outbox;
-    this.outbox = [];
-    for (const frame of queued) {
-      if (frame.invocationId && !this.pending.has(frame.invocationId)) continue;
-      this.connection.sendText(frame.text);
-    }
+    this.calls.flush();
     if (this.options.registerWorker !== false) {
       void this.trigger({
         function_id: EngineFunction.WorkersRegister,
@@ -359,7 +328,7 @@ export class EngClient {
         this.events.emit('connected', { workerId: message.worker_id });
         return;
       case 'invocationresult':
-        this.settle(message);
+        this.calls.settle(message);
         return;
       case 'invokefunction':
         void this.inbound.execute(message);
@@ -388,15 +357,6 @@ export class EngClient {
     }
   }
 
-  private settle(message: InvocationResult): void {
-    const call = this.pending.get(message.invocation_id);
-    if (!call) return; // timed out already, or not ours
-    this.pending.delete(message.invocation_id);
-    clearTimeout(call.timer);
-    if (message.error) call.reject(EngError.from(message.error));
-    else call.resolve(message.result);
-  }
-
   private onClosed(code: number, reason: string, wasOpen: boolean): void {
     this.currentWorkerId = undefined;
     // spec §2.8: the engine unbinds everything this connection provided; our providers follow suit
@@ -415,12 +375,7 @@ export class EngClient {
   private abandon(error: EngError): void {
     for (const waiter of this.readyWaiters) waiter.reject(error);
     this.readyWaiters.clear();
-    for (const call of this.pending.values()) {
-      clearTimeout(call.timer);
-      call.reject(error);
-    }
-    this.pending.clear();
-    this.outbox = [];
+    this.calls.abandon(error);
   }
 
   // ── sending ──────────────────────────────────────────────────────────────
@@ -428,11 +383,6 @@ export class EngClient {
   /** Registrations: sent when open, otherwise left to the replay (spec §2.7, not queued). */
   private sendIfOpen(message: object): void {
     if (this.connection.isOpen) this.sendNow(message);
-  }
-
-  /** Calls: sent when open, otherwise queued for the next open (spec §2.9). */
-  private sendOrQueue(frame: QueuedFrame): void {
-    if (!this.connection.sendText(frame.text)) this.outbox.push(frame);
   }
 
   private sendNow(message: object): boolean {

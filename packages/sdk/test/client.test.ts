@@ -7,7 +7,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 let engine: EngineProcess;
 beforeAll(async () => {
-  engine = await startEngine();
+  engine = await startEngine({ workersYaml: '  - name: eng-queue\n    config:\n      adapter: { name: memory }\n' });
 });
 afterEach(closeClients);
 afterAll(async () => {
@@ -155,6 +155,24 @@ describe('calling functions', () => {
     expect(result).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(250);
     expect(await ran.promise).toMatchObject({ n: 7 });
+  });
+
+  it('enqueues: resolves a message receipt at once, and the function runs later through the queue', async () => {
+    const executor = client(engine.busUrl);
+    const ran = deferred<unknown>();
+    executor.registerFunction('sdk::queued', (input) => {
+      ran.resolve(input);
+      return null;
+    });
+    await executor.ready();
+    await functionListed(executor, 'sdk::queued');
+    const receipt = await executor.trigger({
+      function_id: 'sdk::queued',
+      payload: { job: 3 },
+      action: TriggerAction.Enqueue({ queue: 'default' }),
+    });
+    expect(receipt).toEqual({ messageReceiptId: expect.stringMatching(UUID) });
+    expect(await ran.promise).toMatchObject({ job: 3 });
   });
 
   it('passes trigger({metadata}) to the handler as ctx.metadata', async () => {

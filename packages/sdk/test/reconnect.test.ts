@@ -92,6 +92,32 @@ describe('reconnecting', () => {
     expect(functions.map((f) => f.function_id)).toContain('engine::functions::list');
   });
 
+  it('replays what was registered during the outage, not what was unregistered, and never sends calls that timed out', async () => {
+    const worker = client(engine.busUrl, { reconnect: fastReconnect });
+    const gone = worker.registerFunction('sdk::gone', () => 'should not exist');
+    await worker.ready();
+    const down = deferred();
+    worker.on('disconnected', () => down.resolve());
+    await engine.stop();
+    await down.promise;
+
+    let lateRuns = 0;
+    worker.registerFunction('sdk::added-offline', () => {
+      lateRuns++;
+      return 'added while offline';
+    });
+    gone.unregister();
+    // times out while queued: must not reach the engine after the restart
+    await expect(worker.call('sdk::added-offline', {}, { timeoutMs: 100 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+
+    await engine.restart();
+    await worker.ready();
+    await functionListed(worker, 'sdk::added-offline');
+    expect(await worker.call('sdk::added-offline')).toBe('added while offline');
+    expect(lateRuns).toBe(1);
+    await expect(worker.call('sdk::gone')).rejects.toMatchObject({ code: 'function_not_found' });
+  });
+
   it('drops a connection that has gone silent and reconnects when the engine answers again', async () => {
     const worker = client(engine.busUrl, { heartbeatMs: 100, reconnect: fastReconnect });
     await worker.ready();
