@@ -145,21 +145,11 @@ export class MemoryQueueStore implements QueueStore {
   close(): void {}
 
   private laneOf(lane: string): Map<string, StoredMessage> {
-    let messages = this.lanes.get(lane);
-    if (!messages) {
-      messages = new Map();
-      this.lanes.set(lane, messages);
-    }
-    return messages;
+    return getOrCreate(this.lanes, lane);
   }
 
   private deadOf(name: string): Map<string, StoredMessage> {
-    let messages = this.dead.get(name);
-    if (!messages) {
-      messages = new Map();
-      this.dead.set(name, messages);
-    }
-    return messages;
+    return getOrCreate(this.dead, name);
   }
 
   private countOf(message: StoredMessage): { delivered: number; failed: number } {
@@ -170,4 +160,13 @@ export class MemoryQueueStore implements QueueStore {
     }
     return s;
   }
+}
+
+function getOrCreate(maps: Map<string, Map<string, StoredMessage>>, key: string): Map<string, StoredMessage> {
+  let messages = maps.get(key);
+  if (!messages) {
+    messages = new Map();
+    maps.set(key, messages);
+  }
+  return messages;
 }
