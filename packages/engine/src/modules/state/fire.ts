@@ -1,3 +1,4 @@
+import { evaluateCondition } from '../../core/condition.ts';
 import type { InvokeOutcome } from '../../core/invoker.ts';
 import type { ModuleContext } from '../../core/module.ts';
 import type { TriggerBinding } from '../../core/triggers.ts';
@@ -5,10 +6,9 @@ import type { TriggerBinding } from '../../core/triggers.ts';
 export type FireOutcome = { fired: false; reason: 'condition_false' | 'condition_failed' } | { fired: true; outcome: InvokeOutcome };
 
 /**
- * Invoke a binding's function with `payload`, honouring `condition_function_id` (spec §5.1): the
- * condition gets the would-be payload; only a literal `false` skips the handler, anything else
- * (including no result) proceeds, and a failing condition skips it and is logged. The binding's
- * metadata travels with both calls (§2.5 step 7).
+ * Invoke a binding's function with `payload`, honouring `condition_function_id` (spec §5.1, see
+ * core/condition.ts); a failing condition skips the handler and is logged. The binding's metadata
+ * travels with both calls (§2.5 step 7).
  */
 export async function fireBinding(
   ctx: ModuleContext<unknown>,
@@ -19,12 +19,12 @@ export async function fireBinding(
   const metadata = binding.metadata;
   const condition = conditionOf(binding.config);
   if (condition) {
-    const check = await ctx.invoke(condition, payload, { metadata, timeoutMs });
-    if (!check.ok) {
-      ctx.log.warn(`condition ${condition} of trigger ${binding.id} failed: ${check.error.code}: ${check.error.message}`);
+    const verdict = await evaluateCondition(ctx.invoke, condition, payload, { metadata, timeoutMs });
+    if (!verdict.pass && verdict.error) {
+      ctx.log.warn(`condition ${condition} of trigger ${binding.id} failed: ${verdict.error.code}: ${verdict.error.message}`);
       return { fired: false, reason: 'condition_failed' };
     }
-    if (check.result === false) return { fired: false, reason: 'condition_false' };
+    if (!verdict.pass) return { fired: false, reason: 'condition_false' };
   }
   const outcome = await ctx.invoke(binding.functionId, payload, { metadata, timeoutMs });
   if (!outcome.ok) {
