@@ -40,6 +40,8 @@ export const ErrorCode = {
   JsonError: 'JSON_ERROR',
   TopicNotSet: 'topic_not_set',
   QueueNotSet: 'queue_not_set',
+  // OTLP/HTTP receiver (observability): a body encoding other than JSON
+  UnsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE',
   // HTTP module error bodies (engine-protocol §6.1)
   ConditionNotMet: 'CONDITION_NOT_MET',
   MiddlewareTimeout: 'MIDDLEWARE_TIMEOUT',

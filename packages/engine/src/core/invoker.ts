@@ -47,6 +47,8 @@ interface Pending {
   call: CallRecord;
   /** Null once the caller disconnected: the result is then discarded (§2.8). */
   resolve: ((outcome: InvokeOutcome) => void) | null;
+  /** Tells the observers how the call ended, even once the caller is gone (its span must end). */
+  observe: (outcome: InvokeOutcome) => void;
   timer?: NodeJS.Timeout;
 }
 
@@ -102,9 +104,12 @@ export class Invoker {
     for (const observer of this.observers) observer.beforeDispatch?.(call);
 
     const finished = new Promise<InvokeOutcome>((resolve) => {
-      const settle = (outcome: InvokeOutcome) => {
+      const observe = (outcome: InvokeOutcome) => {
         const durationNs = process.hrtime.bigint() - call.startedAtNs;
         for (const observer of this.observers) observer.afterDispatch?.(call, outcome, durationNs);
+      };
+      const settle = (outcome: InvokeOutcome) => {
+        observe(outcome);
         resolve(outcome);
       };
 
@@ -153,7 +158,7 @@ export class Invoker {
         settle({ ok: false, error: { code: ErrorCode.FunctionNotFound, message: `Function ${functionId} not found` } });
         return;
       }
-      const pending: Pending = { call, resolve: settle };
+      const pending: Pending = { call, resolve: settle, observe };
       this.pending.set(invocationId, pending);
       executor.activeInvocations++;
       const frame: Record<string, unknown> = {
@@ -190,7 +195,8 @@ export class Invoker {
     if (pending.timer) clearTimeout(pending.timer);
     const executor = pending.call.executorWorkerId ? this.workers.get(pending.call.executorWorkerId) : undefined;
     if (executor && executor.activeInvocations > 0) executor.activeInvocations--;
-    pending.resolve?.(outcome);
+    if (pending.resolve) pending.resolve(outcome);
+    else pending.observe(outcome);
     return true;
   }
 

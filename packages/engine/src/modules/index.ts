@@ -4,6 +4,7 @@ import { supervisorModule } from '../supervisor/module.ts';
 import { cronModule } from './cron/index.ts';
 import { httpModule } from './http/index.ts';
 import { introspectionModule } from './introspection/index.ts';
+import { observabilityModule } from './observability/index.ts';
 import { pubsubModule } from './pubsub/index.ts';
 import { queueModule } from './queue/index.ts';
 import { stateModule } from './state/index.ts';
@@ -15,6 +16,7 @@ import { streamModule } from './stream/index.ts';
  */
 export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => EngineModule<any>; defaultOn: boolean }> = [
   { name: 'eng-worker-manager', create: workerManagerModule, defaultOn: true },
+  { name: 'eng-observability', create: observabilityModule, defaultOn: true },
   { name: 'eng-engine-functions', create: introspectionModule, defaultOn: true },
   { name: 'eng-http', create: httpModule, defaultOn: true },
   { name: 'eng-pubsub', create: pubsubModule, defaultOn: true },

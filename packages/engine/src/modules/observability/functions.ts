@@ -1,0 +1,198 @@
+import {
+  describeZodError,
+  EngError,
+  ErrorCode,
+  LogsListInput,
+  LogWriteInput,
+  MetricsListInput,
+  ObservabilityFunction,
+  type StoredLog,
+  TraceIdInput,
+  TracesGroupByInput,
+  TracesListInput,
+} from '@eng/protocol';
+import { z } from 'zod';
+import type { ModuleContext } from '../../core/module.ts';
+import type { Collector } from './collector.ts';
+import type { ObservabilityConfig } from './config.ts';
+import type { EngineMetrics } from './engine-metrics.ts';
+import { severityNumberOf } from './otlp-decode.ts';
+import { normaliseId } from './trace-context.ts';
+import { groupTraces, listTraces, traceSpans, traceTree } from './trace-query.ts';
+import type { Sampler } from './tracer.ts';
+import type { WorkerMetricsStore } from './worker-metrics.ts';
+
+// spec: engine-protocol §4.3 — the observability functions, served in-process.
+
+export interface FunctionDeps {
+  config: ObservabilityConfig;
+  collector: Collector;
+  metrics: EngineMetrics;
+  workerMetrics: WorkerMetricsStore | null;
+  sampler: Sampler;
+  onClearSpans(): void;
+  onClearLogs(): void;
+}
+
+function parse<T>(schema: z.ZodType<T>, input: unknown): T {
+  const parsed = schema.safeParse(input ?? {});
+  if (!parsed.success) throw new EngError(ErrorCode.DeserializationError, describeZodError(parsed.error));
+  return parsed.data;
+}
+
+const schemaOf = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+
+const LOG_LEVELS = [
+  [ObservabilityFunction.LogInfo, 'INFO'],
+  [ObservabilityFunction.LogWarn, 'WARN'],
+  [ObservabilityFunction.LogError, 'ERROR'],
+  [ObservabilityFunction.LogDebug, 'DEBUG'],
+  [ObservabilityFunction.LogTrace, 'TRACE'],
+] as const;
+
+export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps: FunctionDeps): void {
+  const { config, collector } = deps;
+  const spans = () => {
+    // spec §4.3: the trace functions need the memory exporter
+    if (!collector.spans) {
+      throw new EngError(
+        ErrorCode.MemoryExporterNotEnabled,
+        'traces are not kept in memory: set `exporter: memory` or `both` (and `enabled: true`) in the eng-observability config',
+      );
+    }
+    return collector.spans;
+  };
+
+  ctx.registerFunction(
+    {
+      id: ObservabilityFunction.TracesList,
+      description: 'List traces (root spans by default) with filters, sorting and pagination',
+      request_format: schemaOf(TracesListInput),
+    },
+    (input) => listTraces(spans(), parse(TracesListInput, input)),
+  );
+  ctx.registerFunction(
+    { id: ObservabilityFunction.TracesTree, description: 'One trace as a tree of spans', request_format: schemaOf(TraceIdInput) },
+    (input) => traceTree(spans(), parse(TraceIdInput, input).trace_id),
+  );
+  ctx.registerFunction(
+    {
+      id: ObservabilityFunction.TracesSpans,
+      description: 'One trace as a flat list of spans by start time',
+      request_format: schemaOf(TraceIdInput),
+    },
+    (input) => ({ spans: traceSpans(spans(), parse(TraceIdInput, input).trace_id) }),
+  );
+  ctx.registerFunction(
+    {
+      id: ObservabilityFunction.TracesGroupBy,
+      description: 'Group traces by the value of an attribute (session, function, message, …)',
+      request_format: schemaOf(TracesGroupByInput),
+    },
+    (input) => groupTraces(spans(), parse(TracesGroupByInput, input)),
+  );
+  ctx.registerFunction({ id: ObservabilityFunction.TracesClear, description: 'Delete every stored span' }, () => {
+    spans().clear();
+    deps.onClearSpans();
+    return { success: true };
+  });
+
+  ctx.registerFunction(
+    { id: ObservabilityFunction.LogsList, description: 'List log records, newest first', request_format: schemaOf(LogsListInput) },
+    (input) => {
+      const query = parse(LogsListInput, input);
+      const result = collector.logs ? collector.logs.list(query) : { logs: [], total: 0 };
+      return { ...result, query, timestamp: Date.now() };
+    },
+  );
+  ctx.registerFunction({ id: ObservabilityFunction.LogsClear, description: 'Delete every stored log record' }, () => {
+    collector.logs?.clear();
+    deps.onClearLogs();
+    return { success: true, message: collector.logs ? undefined : 'logs are not enabled' };
+  });
+
+  for (const [id, level] of LOG_LEVELS) {
+    ctx.registerFunction({ id, description: `Store a ${level} log record`, request_format: schemaOf(LogWriteInput) }, (input, info) => {
+      const data = parse(LogWriteInput, input);
+      const traceId = data.trace_id ? normaliseId(data.trace_id, 16) : null;
+      const spanId = data.span_id ? normaliseId(data.span_id, 8) : null;
+      if (data.trace_id && !traceId) throw new EngError(ErrorCode.DeserializationError, 'trace_id: expected 32 hex characters');
+      if (data.span_id && !spanId) throw new EngError(ErrorCode.DeserializationError, 'span_id: expected 16 hex characters');
+      if (!config.enabled || !config.logs_enabled) return undefined;
+      const now = Date.now() * 1e6;
+      const service = data.service_name ?? ctx.core.workers.nameOf(info.callerWorkerId) ?? config.service_name;
+      const attributes: Record<string, unknown> = {};
+      if (data.data !== undefined) attributes['log.data'] = data.data;
+      const log: StoredLog = {
+        timestamp_unix_nano: now,
+        observed_timestamp_unix_nano: now,
+        severity_number: severityNumberOf(level),
+        severity_text: level,
+        body: data.message,
+        attributes,
+        trace_id: traceId,
+        span_id: spanId,
+        resource: { 'service.name': service },
+        service_name: service,
+      };
+      collector.addLog(log);
+      return undefined;
+    });
+  }
+
+  ctx.registerFunction(
+    {
+      id: ObservabilityFunction.MetricsList,
+      description: 'Engine invocation and worker metrics, latency percentiles, a 15-minute series, SDK metrics',
+      request_format: schemaOf(MetricsListInput),
+    },
+    (input) => {
+      const query = parse(MetricsListInput, input);
+      const interval = query.aggregate_interval ?? 10;
+      return {
+        engine_metrics: deps.metrics.snapshot(ctx.core.workers.size),
+        sdk_metrics: deps.workerMetrics?.list(query) ?? [],
+        series: deps.metrics.series(interval),
+        aggregate_interval: interval,
+        query,
+        timestamp: Date.now(),
+      };
+    },
+  );
+
+  ctx.registerFunction({ id: ObservabilityFunction.HealthCheck, description: 'Health of the telemetry pipeline' }, () => {
+    const status = (on: boolean) => (on ? 'healthy' : 'disabled');
+    return {
+      status: 'healthy',
+      components: {
+        otel: { status: status(config.enabled), details: { exporter: config.exporter, service_name: config.service_name } },
+        metrics: {
+          status: status(config.enabled && config.metrics_enabled),
+          details: { sdk_points: deps.workerMetrics?.list({}).length ?? 0 },
+        },
+        logs: {
+          status: status(collector.logs !== null),
+          details: { stored_logs: collector.logs?.size ?? 0, max_logs: config.logs_max_count, received: collector.logsReceived },
+        },
+        spans: {
+          status: status(collector.spans !== null),
+          details: {
+            stored_spans: collector.spans?.size ?? 0,
+            stored_traces: collector.spans?.traceCount ?? 0,
+            max_spans: config.memory_max_spans,
+            evicted_spans: collector.spans?.evicted ?? 0,
+            received: collector.spansReceived,
+          },
+        },
+      },
+      timestamp: Date.now(),
+      version: ctx.engineVersion,
+    };
+  });
+
+  ctx.registerFunction({ id: ObservabilityFunction.SamplingRules, description: 'The sampling rules in force' }, () => ({
+    traces: deps.sampler.describe(),
+    logs: { sampling_ratio: config.logs_sampling_ratio },
+    timestamp: Date.now(),
+  }));
+}

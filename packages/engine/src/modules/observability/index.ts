@@ -1,0 +1,189 @@
+import { join } from 'node:path';
+import type { StoredLog } from '@eng/protocol';
+import { BusService } from '../../bus/server.ts';
+import type { InvocationObserver } from '../../core/invoker.ts';
+import type { EngineModule, ModuleContext } from '../../core/module.ts';
+import { Logger, type LogLevel, type LogRecord } from '../../log.ts';
+import type { HttpRouterService } from '../http/index.ts';
+import { callSpanObserver } from './call-spans.ts';
+import { Collector } from './collector.ts';
+import { logMemoryEnabled, ObservabilityConfig, spanMemoryEnabled } from './config.ts';
+import { EngineMetrics } from './engine-metrics.ts';
+import { registerObservabilityFunctions } from './functions.ts';
+import { TelemetryIngest } from './ingest.ts';
+import { LogStore } from './log-store.ts';
+import { severityNumberOf } from './otlp-decode.ts';
+import { encodeLogs, encodeTraces, OtlpSender } from './otlp-export.ts';
+import { mountOtlpReceiver } from './otlp-http.ts';
+import { TelemetryPersistence } from './persistence.ts';
+import { SpanStore } from './span-store.ts';
+import { Tracer } from './tracer.ts';
+import { registerTelemetryTriggers } from './trigger-types.ts';
+import { WorkerMetricsStore } from './worker-metrics.ts';
+
+export type { EndSpanOptions, EngineSpan, EngineTracer, SpanKind, StartSpanOptions } from './tracer.ts';
+
+/** Names under which the module publishes its parts on `services` (README.md). */
+export const ObservabilityService = {
+  Tracer: 'observability.tracer',
+} as const;
+
+const LEVEL_RANK: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
+const SWEEP_MS = 60_000;
+
+/** Engine log lines as log records (§8.1: "engine tracing events are also captured as logs"). */
+function engineLogSink(collector: Collector, config: ObservabilityConfig): (record: LogRecord) => void {
+  let inside = false;
+  const threshold = LEVEL_RANK[config.level];
+  return (record) => {
+    // a line logged while storing a line (a listener failing) is not stored again
+    if (inside || LEVEL_RANK[record.level] < threshold) return;
+    inside = true;
+    try {
+      const ns = record.time * 1e6;
+      const text = record.level.toUpperCase();
+      const log: StoredLog = {
+        timestamp_unix_nano: ns,
+        observed_timestamp_unix_nano: ns,
+        severity_number: severityNumberOf(text),
+        severity_text: text,
+        body: record.message,
+        attributes: { 'eng.log.scope': record.scope, ...(record.data ?? {}) },
+        trace_id: null,
+        span_id: null,
+        resource: { 'service.name': config.service_name },
+        service_name: config.service_name,
+      };
+      collector.addLog(log);
+    } finally {
+      inside = false;
+    }
+  };
+}
+
+/** `eng-observability` (iii: `iii-observability`): traces, logs and metrics. spec: engine-protocol §8. */
+export function observabilityModule(): EngineModule<ObservabilityConfig> {
+  const cleanups: Array<() => void | Promise<void>> = [];
+  let context: ModuleContext<ObservabilityConfig> | undefined;
+  let ingest: TelemetryIngest | undefined;
+
+  return {
+    name: 'eng-observability',
+    aliases: ['iii-observability'],
+    description: 'traces, logs and metrics: collection from workers, engine spans, queries',
+    configSchema: ObservabilityConfig,
+    mandatory: true,
+    start(ctx) {
+      context = ctx;
+      const config = ctx.config;
+      if (config.alerts?.length) ctx.log.warn('observability `alerts` are not supported by this engine; the rules are ignored');
+
+      const spanStore = spanMemoryEnabled(config) ? new SpanStore(config.memory_max_spans) : null;
+      const logStore = logMemoryEnabled(config) ? new LogStore(config.logs_max_count, config.logs_retention_seconds * 1000) : null;
+      const collector = new Collector(spanStore, logStore, (what, err) => ctx.log.debug(`${what} failed: ${err.message}`));
+
+      let persistence: TelemetryPersistence | undefined;
+      if (config.persist && (spanStore || logStore)) {
+        const db = new TelemetryPersistence(join(ctx.dataDir, 'observability.db'), config.memory_max_spans, config.logs_max_count, ctx.log);
+        persistence = db;
+        const saved = db.load();
+        // straight into the stores: restored records are not new (no triggers, no re-export)
+        for (const span of saved.spans) spanStore?.upsert(span);
+        for (const log of saved.logs) logStore?.add(log);
+        if (spanStore) collector.onSpan((span) => db.addSpan(span));
+        if (logStore) collector.onLog((log) => db.addLog(log));
+        cleanups.push(() => db.close());
+        ctx.log.info(`restored ${saved.spans.length} spans and ${saved.logs.length} logs from observability.db`);
+      }
+
+      const endpoint = config.endpoint.replace(/\/+$/, '');
+      if (config.enabled && config.exporter !== 'memory') {
+        const sender = new OtlpSender(`${endpoint}/v1/traces`, encodeTraces, 512, 1000, ctx.log);
+        collector.onSpan((span) => {
+          if (!span.pending) sender.push(span);
+        });
+        cleanups.push(() => sender.stop());
+      }
+      if (config.enabled && config.logs_enabled && config.logs_exporter !== 'memory') {
+        const sender = new OtlpSender(`${endpoint}/v1/logs`, encodeLogs, config.logs_batch_size, config.logs_flush_interval_ms, ctx.log);
+        collector.onLog((log) => sender.push(log));
+        cleanups.push(() => sender.stop());
+      }
+
+      const tracer = new Tracer(config, (span) => collector.addSpan(span));
+      ctx.services.set(ObservabilityService.Tracer, tracer);
+
+      const metrics = new EngineMetrics();
+      const observers: InvocationObserver[] = [metrics];
+      if (config.enabled) observers.push(callSpanObserver(ctx.core, tracer, { traceBuiltins: config.trace_builtins }));
+      ctx.core.invoker.observers.push(...observers);
+      cleanups.push(() => {
+        for (const observer of observers) {
+          const index = ctx.core.invoker.observers.indexOf(observer);
+          if (index >= 0) ctx.core.invoker.observers.splice(index, 1);
+        }
+      });
+      cleanups.push(
+        ctx.core.onWorkerEvent((event) => {
+          if (event.event === 'worker_connected') metrics.spawns++;
+          else if (event.event === 'worker_disconnected') metrics.deaths++;
+        }),
+      );
+
+      const workerMetrics =
+        config.enabled && config.metrics_enabled
+          ? new WorkerMetricsStore(ctx.core, config.metrics_max_count, config.metrics_retention_seconds * 1000)
+          : null;
+      const telemetry = new TelemetryIngest(
+        collector,
+        workerMetrics,
+        { fallbackService: 'unknown_service', logsSamplingRatio: config.logs_sampling_ratio, consoleOutput: config.logs_console_output },
+        ctx.log,
+      );
+      ingest = telemetry;
+      // disabled: frames are still accepted (no reconnect spam from SDKs, §11 item 17), then dropped
+      ctx.services.set(BusService.Telemetry, config.enabled ? telemetry.frame.bind(telemetry) : () => {});
+
+      if (config.enabled && config.logs_enabled) cleanups.push(Logger.addSink(engineLogSink(collector, config)));
+
+      registerObservabilityFunctions(ctx, {
+        config,
+        collector,
+        metrics,
+        workerMetrics,
+        sampler: tracer.sampler,
+        onClearSpans: () => persistence?.clearSpans(),
+        onClearLogs: () => persistence?.clearLogs(),
+      });
+      const triggers = registerTelemetryTriggers(ctx, collector);
+      cleanups.push(() => triggers.stop());
+
+      const sweep = setInterval(() => {
+        logStore?.sweep();
+        workerMetrics?.sweep();
+      }, SWEEP_MS);
+      sweep.unref();
+      cleanups.push(() => clearInterval(sweep));
+    },
+    afterStart() {
+      // mounted here so the order of modules does not matter (eng-http publishes its router in start)
+      if (!context || !ingest || !context.config.enabled) return;
+      const router = context.services.get<HttpRouterService>('http.router');
+      if (!router) {
+        context.log.debug('OTLP/HTTP receiver not mounted: eng-http is not running');
+        return;
+      }
+      cleanups.push(mountOtlpReceiver(router, ingest));
+      context.log.info(`OTLP/HTTP receiver (JSON) on ${router.address?.url ?? 'the HTTP port'}/v1/traces, /v1/logs, /v1/metrics`);
+    },
+    async stop() {
+      for (const cleanup of cleanups.splice(0).reverse()) {
+        try {
+          await cleanup();
+        } catch (err) {
+          context?.log.warn(`observability cleanup failed: ${(err as Error).message}`);
+        }
+      }
+    },
+  };
+}

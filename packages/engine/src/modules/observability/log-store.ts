@@ -1,0 +1,139 @@
+import { EngError, ErrorCode, type LogsListInput, type StoredLog } from '@eng/protocol';
+import { normaliseSeverityText } from './otlp-decode.ts';
+import { type IndexEntry, TimeIndex } from './time-index.ts';
+
+// spec: engine-protocol §4.3 (`engine::logs::list`: newest first, total before pagination), seed §2.7.
+
+interface LogRec {
+  log: StoredLog;
+  slot: number;
+  entry: IndexEntry<LogRec>;
+  bodyLc?: string;
+}
+
+/**
+ * Bounded log store (`logs_max_count`, `logs_retention_seconds`): a ring in arrival order for
+ * eviction, a timestamp index for newest-first reads and time ranges, and a trace-id index.
+ */
+export class LogStore {
+  private ring: Array<LogRec | undefined>;
+  private head = 0;
+  private count = 0;
+  private readonly byTime = new TimeIndex<LogRec>();
+  private readonly byTrace = new Map<string, Set<LogRec>>();
+  evicted = 0;
+
+  constructor(
+    readonly capacity: number,
+    private readonly retentionMs: number,
+  ) {
+    this.ring = new Array(capacity);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(log: StoredLog): void {
+    const occupant = this.ring[this.head];
+    if (occupant) {
+      this.remove(occupant);
+      this.evicted++;
+    }
+    const rec: LogRec = { log, slot: this.head, entry: undefined as never };
+    rec.entry = this.byTime.insert(log.timestamp_unix_nano, rec);
+    if (log.trace_id) {
+      const set = this.byTrace.get(log.trace_id);
+      if (set) set.add(rec);
+      else this.byTrace.set(log.trace_id, new Set([rec]));
+    }
+    this.ring[this.head] = rec;
+    this.head = (this.head + 1) % this.capacity;
+    this.count++;
+  }
+
+  /** Drop records older than the retention window (run every 60 s, as iii does). */
+  sweep(now = Date.now()): number {
+    const cutoff = (now - this.retentionMs) * 1e6;
+    const old: LogRec[] = [];
+    this.byTime.visit(
+      (rec) => {
+        old.push(rec);
+        return undefined;
+      },
+      { to: cutoff - 1 },
+    );
+    for (const rec of old) this.remove(rec);
+    return old.length;
+  }
+
+  clear(): void {
+    this.ring = new Array(this.capacity);
+    this.head = 0;
+    this.count = 0;
+    this.byTime.clear();
+    this.byTrace.clear();
+  }
+
+  private remove(rec: LogRec): void {
+    if (this.ring[rec.slot] !== rec) return;
+    this.ring[rec.slot] = undefined;
+    this.count--;
+    this.byTime.remove(rec.entry);
+    const traceId = rec.log.trace_id;
+    if (traceId) {
+      const set = this.byTrace.get(traceId);
+      set?.delete(rec);
+      if (set && set.size === 0) this.byTrace.delete(traceId);
+    }
+  }
+
+  list(input: LogsListInput): { logs: StoredLog[]; total: number } {
+    const from = input.start_time !== undefined ? input.start_time * 1e6 : undefined;
+    const to = input.end_time !== undefined ? (input.end_time + 1) * 1e6 - 1 : undefined;
+    const levels = input.severity_text === undefined ? undefined : new Set([input.severity_text].flat().map(normaliseSeverityText));
+    const search = input.search ? input.search.toLowerCase() : undefined;
+    const service = input.service_name ? input.service_name.toLowerCase() : undefined;
+    const spanId = input.span_id?.toLowerCase();
+    const offset = input.offset ?? 0;
+    const limit = input.limit ?? Number.POSITIVE_INFINITY;
+    if (from !== undefined && to !== undefined && from > to) {
+      throw new EngError(ErrorCode.DeserializationError, 'start_time: must not be after end_time');
+    }
+
+    const logs: StoredLog[] = [];
+    let total = 0;
+    const accept = (rec: LogRec) => {
+      const log = rec.log;
+      if (spanId !== undefined && log.span_id !== spanId) return;
+      if (input.severity_min !== undefined && log.severity_number < input.severity_min) return;
+      if (levels && !levels.has(log.severity_text)) return;
+      if (service !== undefined && !log.service_name.toLowerCase().includes(service)) return;
+      if (search !== undefined) {
+        rec.bodyLc ??= log.body.toLowerCase();
+        if (!rec.bodyLc.includes(search)) return;
+      }
+      if (total >= offset && logs.length < limit) logs.push(log);
+      total++;
+    };
+
+    if (input.trace_id) {
+      const set = this.byTrace.get(input.trace_id.toLowerCase());
+      const recs = set ? [...set] : [];
+      recs.sort((a, b) => b.log.timestamp_unix_nano - a.log.timestamp_unix_nano);
+      for (const rec of recs) {
+        const t = rec.log.timestamp_unix_nano;
+        if ((from === undefined || t >= from) && (to === undefined || t <= to)) accept(rec);
+      }
+    } else {
+      this.byTime.visit(
+        (rec) => {
+          accept(rec);
+          return undefined;
+        },
+        { from, to, descending: true },
+      );
+    }
+    return { logs, total };
+  }
+}

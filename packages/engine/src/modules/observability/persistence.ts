@@ -1,0 +1,106 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { StoredLog, StoredSpan } from '@eng/protocol';
+import Database from 'better-sqlite3';
+import type { Logger } from '../../log.ts';
+
+// `persist: true`: traces and logs survive a restart in `<dataDir>/observability.db`. Writes are
+// batched (one transaction per flush) and the tables are trimmed to the memory store's sizes, so
+// the file stays bounded like the stores it backs.
+
+const FLUSH_MS = 500;
+
+export class TelemetryPersistence {
+  private readonly db: Database.Database;
+  private spans: StoredSpan[] = [];
+  private logs: StoredLog[] = [];
+  private readonly timer: NodeJS.Timeout;
+  private writesSinceTrim = 0;
+
+  constructor(
+    file: string,
+    private readonly maxSpans: number,
+    private readonly maxLogs: number,
+    private readonly log: Logger,
+  ) {
+    mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS spans (trace_id TEXT NOT NULL, span_id TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (trace_id, span_id));
+      CREATE TABLE IF NOT EXISTS logs (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+    `);
+    this.timer = setInterval(() => this.flush(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** Stored spans and logs, oldest first, at most the store sizes. */
+  load(): { spans: StoredSpan[]; logs: StoredLog[] } {
+    const spans = this.db
+      .prepare('SELECT body FROM spans ORDER BY rowid DESC LIMIT ?')
+      .all(this.maxSpans)
+      .map((row) => JSON.parse((row as { body: string }).body) as StoredSpan)
+      .reverse();
+    const logs = this.db
+      .prepare('SELECT body FROM logs ORDER BY id DESC LIMIT ?')
+      .all(this.maxLogs)
+      .map((row) => JSON.parse((row as { body: string }).body) as StoredLog)
+      .reverse();
+    return { spans, logs };
+  }
+
+  /** Finished spans only: a pending snapshot is rewritten when its span ends. */
+  addSpan(span: StoredSpan): void {
+    if (!span.pending) this.spans.push(span);
+  }
+  addLog(log: StoredLog): void {
+    this.logs.push(log);
+  }
+
+  flush(): void {
+    if (this.spans.length === 0 && this.logs.length === 0) return;
+    const spans = this.spans;
+    const logs = this.logs;
+    this.spans = [];
+    this.logs = [];
+    try {
+      const insertSpan = this.db.prepare('INSERT OR REPLACE INTO spans (trace_id, span_id, body) VALUES (?, ?, ?)');
+      const insertLog = this.db.prepare('INSERT INTO logs (body) VALUES (?)');
+      this.db.transaction(() => {
+        for (const span of spans) insertSpan.run(span.trace_id, span.span_id, JSON.stringify(span));
+        for (const log of logs) insertLog.run(JSON.stringify(log));
+      })();
+      this.writesSinceTrim += spans.length + logs.length;
+      if (this.writesSinceTrim > 5000) this.trim();
+    } catch (err) {
+      this.log.warn(`could not persist telemetry: ${(err as Error).message}`);
+    }
+  }
+
+  private trim(): void {
+    this.writesSinceTrim = 0;
+    this.db.prepare('DELETE FROM spans WHERE rowid <= (SELECT MAX(rowid) FROM spans) - ?').run(this.maxSpans);
+    this.db.prepare('DELETE FROM logs WHERE id <= (SELECT MAX(id) FROM logs) - ?').run(this.maxLogs);
+  }
+
+  clearSpans(): void {
+    this.spans = [];
+    this.db.exec('DELETE FROM spans');
+  }
+  clearLogs(): void {
+    this.logs = [];
+    this.db.exec('DELETE FROM logs');
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.flush();
+    try {
+      this.trim();
+    } catch {
+      // trimming is housekeeping; the data is already committed
+    }
+    this.db.close();
+  }
+}

@@ -1,0 +1,170 @@
+import type { StoredSpan } from '@eng/protocol';
+import { type IndexEntry, TimeIndex } from './time-index.ts';
+
+/** A stored span with its index bookkeeping. */
+export interface SpanRec {
+  span: StoredSpan;
+  trace: TraceRec;
+  /** Position in the eviction ring. */
+  slot: number;
+  allEntry: IndexEntry<SpanRec>;
+  /** Set while the span is a root: no parent, or its parent is not in the store (§4.3). */
+  rootEntry: IndexEntry<SpanRec> | null;
+  internal: boolean;
+}
+
+/** Everything stored for one trace id. */
+export interface TraceRec {
+  traceId: string;
+  spans: Map<string, SpanRec>;
+  /** parent span id → children present, so roots update in O(1) when a parent arrives or leaves. */
+  childrenOf: Map<string, SpanRec[]>;
+  errorCount: number;
+  pendingCount: number;
+}
+
+/** §4.3: internal spans are engine built-ins (`*.function.kind=internal` or `function_id` `engine::*`). */
+export function isInternalSpan(span: StoredSpan): boolean {
+  for (const [key, value] of span.attributes) {
+    if ((key === 'eng.function.kind' || key === 'iii.function.kind') && value === 'internal') return true;
+    if (key === 'function_id' && value.startsWith('engine::')) return true;
+  }
+  return false;
+}
+
+/**
+ * Bounded in-memory span store (`memory_max_spans`). Spans live in a ring in arrival order; when
+ * it is full the oldest span is evicted whole, with its index entries. Indexes: by trace id, by
+ * start time over all spans, and by start time over root spans (maintained incrementally, so a
+ * trace listing never derives roots by scanning).
+ */
+export class SpanStore {
+  private ring: Array<SpanRec | undefined>;
+  private head = 0;
+  private count = 0;
+  private readonly traces = new Map<string, TraceRec>();
+  readonly roots = new TimeIndex<SpanRec>();
+  readonly all = new TimeIndex<SpanRec>();
+  /** Spans dropped by the ring since start (reported by `engine::health::check`). */
+  evicted = 0;
+
+  constructor(readonly capacity: number) {
+    this.ring = new Array(capacity);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+  get traceCount(): number {
+    return this.traces.size;
+  }
+
+  trace(traceId: string): TraceRec | undefined {
+    return this.traces.get(traceId);
+  }
+
+  get(traceId: string, spanId: string): SpanRec | undefined {
+    return this.traces.get(traceId)?.spans.get(spanId);
+  }
+
+  /** Add a span, or replace the stored one with the same ids (a pending span that ended). */
+  upsert(span: StoredSpan): SpanRec {
+    const existing = this.get(span.trace_id, span.span_id);
+    if (existing) {
+      const old = existing.span;
+      if (old.start_time_unix_nano === span.start_time_unix_nano && old.parent_span_id === span.parent_span_id) {
+        this.count_(existing.trace, old, -1);
+        existing.span = span;
+        existing.internal = isInternalSpan(span);
+        this.count_(existing.trace, span, 1);
+        return existing;
+      }
+      // moved in time or re-parented: re-index from scratch, in the same ring slot
+      const slot = existing.slot;
+      this.unlink(existing);
+      const rec = this.link(span, slot);
+      this.ring[slot] = rec;
+      return rec;
+    }
+    if (this.count === this.capacity) {
+      const oldest = this.ring[this.head];
+      if (oldest) {
+        this.unlink(oldest);
+        this.evicted++;
+        this.count--;
+      }
+    }
+    const rec = this.link(span, this.head);
+    this.ring[this.head] = rec;
+    this.head = (this.head + 1) % this.capacity;
+    this.count++;
+    return rec;
+  }
+
+  clear(): void {
+    this.ring = new Array(this.capacity);
+    this.head = 0;
+    this.count = 0;
+    this.traces.clear();
+    this.roots.clear();
+    this.all.clear();
+  }
+
+  private count_(trace: TraceRec, span: StoredSpan, delta: 1 | -1): void {
+    if (span.status === 'error') trace.errorCount += delta;
+    if (span.pending) trace.pendingCount += delta;
+  }
+
+  private link(span: StoredSpan, slot: number): SpanRec {
+    let trace = this.traces.get(span.trace_id);
+    if (!trace) {
+      trace = { traceId: span.trace_id, spans: new Map(), childrenOf: new Map(), errorCount: 0, pendingCount: 0 };
+      this.traces.set(span.trace_id, trace);
+    }
+    const t = span.start_time_unix_nano;
+    const rec: SpanRec = { span, trace, slot, allEntry: undefined as never, rootEntry: null, internal: isInternalSpan(span) };
+    rec.allEntry = this.all.insert(t, rec);
+    trace.spans.set(span.span_id, rec);
+    this.count_(trace, span, 1);
+    const parentId = span.parent_span_id;
+    if (parentId) {
+      const siblings = trace.childrenOf.get(parentId);
+      if (siblings) siblings.push(rec);
+      else trace.childrenOf.set(parentId, [rec]);
+    }
+    if (!parentId || !trace.spans.has(parentId)) rec.rootEntry = this.roots.insert(t, rec);
+    // children that arrived first (OTel exports a child before its parent ends) stop being roots
+    for (const child of trace.childrenOf.get(span.span_id) ?? []) {
+      if (child.rootEntry) {
+        this.roots.remove(child.rootEntry);
+        child.rootEntry = null;
+      }
+    }
+    return rec;
+  }
+
+  private unlink(rec: SpanRec): void {
+    const { trace, span } = rec;
+    trace.spans.delete(span.span_id);
+    this.count_(trace, span, -1);
+    this.all.remove(rec.allEntry);
+    if (rec.rootEntry) {
+      this.roots.remove(rec.rootEntry);
+      rec.rootEntry = null;
+    }
+    const parentId = span.parent_span_id;
+    if (parentId) {
+      const siblings = trace.childrenOf.get(parentId);
+      if (siblings) {
+        const index = siblings.indexOf(rec);
+        if (index >= 0) siblings.splice(index, 1);
+        if (siblings.length === 0) trace.childrenOf.delete(parentId);
+      }
+    }
+    // its children lose their parent and become (orphan) roots
+    for (const child of trace.childrenOf.get(span.span_id) ?? []) {
+      if (!child.rootEntry) child.rootEntry = this.roots.insert(child.span.start_time_unix_nano, child);
+    }
+    if (trace.spans.size === 0) this.traces.delete(trace.traceId);
+  }
+}

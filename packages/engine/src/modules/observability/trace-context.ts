@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+
+// spec: engine-protocol §2.6 — W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex flags>`).
+
+export interface SpanContext {
+  traceId: string;
+  spanId: string;
+  sampled: boolean;
+}
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-.*)?$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+/** Parse a traceparent header; null when absent or malformed (an invalid one is ignored, as W3C says). */
+export function parseTraceparent(value: string | undefined | null): SpanContext | null {
+  if (!value) return null;
+  const match = TRACEPARENT.exec(value.trim().toLowerCase());
+  if (!match || match[1] === 'ff') return null;
+  const traceId = match[2] as string;
+  const spanId = match[3] as string;
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return null;
+  return { traceId, spanId, sampled: (Number.parseInt(match[4] as string, 16) & 1) === 1 };
+}
+
+export function formatTraceparent(context: SpanContext): string {
+  return `00-${context.traceId}-${context.spanId}-${context.sampled ? '01' : '00'}`;
+}
+
+// Random ids come from a pooled buffer: one crypto call per 256 span ids, not per span.
+let pool = Buffer.alloc(0);
+let offset = 0;
+function randomHex(bytes: number): string {
+  if (offset + bytes > pool.length) {
+    pool = randomBytes(2048);
+    offset = 0;
+  }
+  const hex = pool.toString('hex', offset, offset + bytes);
+  offset += bytes;
+  return hex;
+}
+export function newTraceId(): string {
+  return randomHex(16);
+}
+export function newSpanId(): string {
+  return randomHex(8);
+}
+
+const HEX_ID = /^[0-9a-f]+$/;
+
+/**
+ * A trace or span id from OTLP/JSON: lower-case hex as the JS serializers send it, or base64 as
+ * the protobuf JSON mapping of other SDKs does. Null for an empty, all-zero or malformed id.
+ */
+export function normaliseId(value: unknown, bytes: 16 | 8): string | null {
+  if (typeof value !== 'string' || value.length === 0) return null;
+  const hexLength = bytes * 2;
+  let hex: string | null = null;
+  if (value.length === hexLength) {
+    const lower = value.toLowerCase();
+    if (HEX_ID.test(lower)) hex = lower;
+  }
+  if (hex === null) {
+    // base64 of 16 bytes is 24 characters, of 8 bytes 12 characters (padding included)
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return null;
+    const decoded = Buffer.from(value, 'base64');
+    if (decoded.length !== bytes) return null;
+    hex = decoded.toString('hex');
+  }
+  if (/^0+$/.test(hex)) return null;
+  return hex;
+}
+
+/** Rewrite (or add) one key of a W3C baggage header, keeping the other members (§2.6 `iii.function.id`). */
+export function setBaggageEntry(baggage: string | undefined, key: string, value: string): string {
+  const members = (baggage ?? '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m.length > 0 && m.split('=')[0]?.trim() !== key);
+  members.push(`${key}=${encodeURIComponent(value)}`);
+  return members.join(',');
+}

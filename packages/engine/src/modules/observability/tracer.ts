@@ -1,0 +1,236 @@
+import type { ErrorBody, SpanStatus, StoredSpan } from '@eng/protocol';
+import type { ObservabilityConfig, SamplingRule } from './config.ts';
+import { formatTraceparent, newSpanId, newTraceId, parseTraceparent, type SpanContext } from './trace-context.ts';
+
+// spec: engine-protocol §2.6 (engine spans, W3C context), §8.1 (engine spans in the store).
+// This is the API other modules use through `services.get('observability.tracer')`; see README.md.
+
+export type SpanKind = 'server' | 'internal' | 'client' | 'producer' | 'consumer';
+export type AttributeValue = string | number | boolean | null | undefined;
+
+export interface StartSpanOptions {
+  /** Incoming W3C traceparent: the new span becomes its child. Absent → a new trace. */
+  traceparent?: string | null;
+  kind?: SpanKind;
+  attributes?: Record<string, AttributeValue>;
+  /** Defaults to the module's `service_name` (`eng`). */
+  serviceName?: string;
+}
+
+export interface EndSpanOptions {
+  status?: SpanStatus;
+  /** Marks the span Error and records an `exception` event (code, message, stack). */
+  error?: ErrorBody | Error | string;
+  attributes?: Record<string, AttributeValue>;
+}
+
+/** A span the engine opened. Cheap when not sampled: nothing is stored, only the context travels. */
+export interface EngineSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly sampled: boolean;
+  /** The context to hand to whatever runs inside this span (invoke options, outgoing headers). */
+  readonly traceparent: string;
+  setAttribute(key: string, value: AttributeValue): void;
+  addEvent(name: string, attributes?: Record<string, AttributeValue>): void;
+  /** End once; later calls are ignored. */
+  end(options?: EndSpanOptions): void;
+}
+
+export interface EngineTracer {
+  startSpan(name: string, options?: StartSpanOptions): EngineSpan;
+  endSpan(span: EngineSpan, options?: EndSpanOptions): void;
+}
+
+function nowNs(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1e6);
+}
+
+function toPairs(attributes: Record<string, AttributeValue> | undefined, into: [string, string][] = []): [string, string][] {
+  if (!attributes) return into;
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null) continue;
+    const text = String(value);
+    const index = into.findIndex(([k]) => k === key);
+    if (index >= 0) into[index] = [key, text];
+    else into.push([key, text]);
+  }
+  return into;
+}
+
+function errorEvent(error: ErrorBody | Error | string, at: number): { description: string; event: StoredSpan['events'][number] } {
+  let code = 'Error';
+  let message: string;
+  let stack: string | undefined;
+  if (typeof error === 'string') message = error;
+  else if (error instanceof Error) {
+    code = error.name;
+    message = error.message;
+    stack = error.stack;
+  } else {
+    code = error.code;
+    message = error.message;
+    stack = error.stacktrace;
+  }
+  const attributes: [string, string][] = [
+    ['exception.type', code],
+    ['exception.message', message],
+  ];
+  if (stack) attributes.push(['exception.stacktrace', stack]);
+  return { description: `${code}: ${message}`, event: { name: 'exception', timestamp_unix_nano: at, attributes } };
+}
+
+function globMatch(pattern: string, text: string): boolean {
+  if (!pattern.includes('*')) return pattern === text;
+  const regex = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
+  return regex.test(text);
+}
+
+/** Root sampling: the first matching rule's rate, else the default; then the traces/s limit. */
+export class Sampler {
+  private readonly rules: SamplingRule[];
+  private readonly ratio: number;
+  readonly parentBased: boolean;
+  private readonly maxPerSecond?: number;
+  private windowStart = 0;
+  private windowCount = 0;
+
+  constructor(config: ObservabilityConfig) {
+    this.rules = config.sampling?.rules ?? [];
+    this.ratio = config.sampling?.default ?? config.sampling_ratio;
+    this.parentBased = config.sampling?.parent_based ?? true;
+    this.maxPerSecond = config.sampling?.rate_limit?.max_traces_per_second;
+  }
+
+  sampleRoot(name: string, service: string): boolean {
+    const rule = this.rules.find((r) => (!r.operation || globMatch(r.operation, name)) && (!r.service || globMatch(r.service, service)));
+    const rate = rule ? rule.rate : this.ratio;
+    if (rate <= 0 || (rate < 1 && Math.random() >= rate)) return false;
+    if (this.maxPerSecond !== undefined) {
+      const second = Math.floor(Date.now() / 1000);
+      if (second !== this.windowStart) {
+        this.windowStart = second;
+        this.windowCount = 0;
+      }
+      if (this.windowCount >= this.maxPerSecond) return false;
+      this.windowCount++;
+    }
+    return true;
+  }
+
+  describe(): { default_ratio: number; rules: SamplingRule[]; parent_based: boolean } {
+    return { default_ratio: this.ratio, rules: this.rules, parent_based: this.parentBased };
+  }
+}
+
+/**
+ * Opens engine spans and writes them to `record` (the collector): once at start as a Pending
+ * snapshot (`pending: true`, end 0, §4.3 [0.22.1] live spans) and again when they end.
+ */
+export class Tracer implements EngineTracer {
+  readonly sampler: Sampler;
+
+  constructor(
+    private readonly config: ObservabilityConfig,
+    private readonly record: (span: StoredSpan) => void,
+  ) {
+    this.sampler = new Sampler(config);
+  }
+
+  startSpan(name: string, options: StartSpanOptions = {}): EngineSpan {
+    const parent = parseTraceparent(options.traceparent);
+    const service = options.serviceName ?? this.config.service_name;
+    let sampled: boolean;
+    if (!this.config.enabled) sampled = false;
+    else if (parent && this.sampler.parentBased) sampled = parent.sampled;
+    else sampled = this.sampler.sampleRoot(name, service);
+    const context: SpanContext = { traceId: parent?.traceId ?? newTraceId(), spanId: newSpanId(), sampled };
+    const traceparent = formatTraceparent(context);
+    if (!sampled) return new UnsampledSpan(context.traceId, context.spanId, traceparent);
+
+    const span: StoredSpan = {
+      trace_id: context.traceId,
+      span_id: context.spanId,
+      parent_span_id: parent?.spanId ?? null,
+      name,
+      kind: options.kind ?? 'internal',
+      start_time_unix_nano: nowNs(),
+      end_time_unix_nano: 0,
+      status: 'unset',
+      attributes: toPairs(options.attributes),
+      service_name: service,
+      events: [],
+      links: [],
+      instrumentation_scope_name: 'eng-engine',
+      flags: 1,
+    };
+    return new RecordingSpan(span, traceparent, this.record, this.config.live_spans);
+  }
+
+  endSpan(span: EngineSpan, options?: EndSpanOptions): void {
+    span.end(options);
+  }
+}
+
+class UnsampledSpan implements EngineSpan {
+  readonly sampled = false;
+  constructor(
+    readonly traceId: string,
+    readonly spanId: string,
+    readonly traceparent: string,
+  ) {}
+  setAttribute(): void {}
+  addEvent(): void {}
+  end(): void {}
+}
+
+class RecordingSpan implements EngineSpan {
+  readonly sampled = true;
+  private ended = false;
+
+  constructor(
+    private readonly span: StoredSpan,
+    readonly traceparent: string,
+    private readonly record: (span: StoredSpan) => void,
+    live: boolean,
+  ) {
+    if (live) record({ ...span, attributes: [...span.attributes], pending: true });
+  }
+
+  get traceId(): string {
+    return this.span.trace_id;
+  }
+  get spanId(): string {
+    return this.span.span_id;
+  }
+
+  setAttribute(key: string, value: AttributeValue): void {
+    if (!this.ended) toPairs({ [key]: value }, this.span.attributes);
+  }
+
+  addEvent(name: string, attributes?: Record<string, AttributeValue>): void {
+    if (!this.ended) this.span.events.push({ name, timestamp_unix_nano: nowNs(), attributes: toPairs(attributes) });
+  }
+
+  end(options: EndSpanOptions = {}): void {
+    if (this.ended) return;
+    this.ended = true;
+    const span = this.span;
+    span.end_time_unix_nano = Math.max(nowNs(), span.start_time_unix_nano);
+    toPairs(options.attributes, span.attributes);
+    if (options.error !== undefined) {
+      const { description, event } = errorEvent(options.error, span.end_time_unix_nano);
+      span.status = 'error';
+      span.status_description = description;
+      span.events.push(event);
+    } else {
+      span.status = options.status ?? 'ok';
+    }
+    this.record(span);
+  }
+}
