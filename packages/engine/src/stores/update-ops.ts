@@ -58,9 +58,12 @@ interface Doc {
   missing: boolean;
 }
 
-/** Apply `ops` in order to a copy of `current` (undefined when the key is missing: start from `{}`). */
+/**
+ * Apply `ops` in order to `current` (undefined when the key is missing: start from `{}`). The
+ * value is changed in place: pass a private copy (stores hand `update` functions a fresh decode).
+ */
 export function applyUpdateOps(current: unknown | undefined, ops: readonly UpdateOp[]): AppliedUpdate {
-  const doc: Doc = { value: current === undefined ? {} : structuredClone(current), missing: current === undefined };
+  const doc: Doc = { value: current === undefined ? {} : current, missing: current === undefined };
   const errors: UpdateOpError[] = [];
   let applied = 0;
   for (const [index, op] of ops.entries()) {

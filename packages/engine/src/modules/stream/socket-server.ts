@@ -49,7 +49,8 @@ export class StreamsSocketServer {
 
   async listen(): Promise<StreamsAddress> {
     const { host, port } = this.ctx.config;
-    const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+    // clients only send join/leave: a large frame is a mistake or an attack
+    const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
     this.wss = wss;
     const server = createServer((_req, res) => {
       res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
