@@ -123,6 +123,32 @@ export function runChecklist(env: CompatEnv): void {
     });
   });
 
+  describe(`iii-sdk ${v} calls under load`, () => {
+    it('matches 300 concurrent calls to their own results', async () => {
+      env.a.registerFunction('load::square', async (input) => {
+        await sleep(Math.random() * 20);
+        return { n: input.n, square: input.n * input.n };
+      });
+      await ready(env.a);
+      const ns = Array.from({ length: 300 }, (_, i) => i);
+      const results = await Promise.all(ns.map((n) => env.b.trigger({ function_id: 'load::square', payload: { n } })));
+      expect(results).toEqual(ns.map((n) => ({ n, square: n * n })));
+    });
+
+    it('round-trips a 4 MB payload intact', async () => {
+      env.a.registerFunction('load::size', async (input) => ({
+        length: input.blob.length,
+        head: input.blob.slice(0, 8),
+        echo: input.blob,
+      }));
+      await ready(env.a);
+      const blob = randomBytes(3_000_000).toString('base64');
+      const result = await env.b.trigger({ function_id: 'load::size', payload: { blob } });
+      expect(result.length).toBe(blob.length);
+      expect(result.echo === blob).toBe(true);
+    });
+  });
+
   describe(`iii-sdk ${v} §11.3 errors`, () => {
     it('rejects with invocation_failed and the message when the handler throws', async () => {
       env.a.registerFunction('err::boom', async () => {
@@ -158,7 +184,8 @@ export function runChecklist(env: CompatEnv): void {
       const elapsed = Date.now() - started;
       expect(err).toMatchObject({ code: 'TIMEOUT', message: 'TIMEOUT: invocation timed out after 100ms' });
       expect(elapsed).toBeGreaterThanOrEqual(95);
-      expect(elapsed).toBeLessThan(700);
+      // the caller gave up while the handler was still working
+      expect(finished).toBe(false);
       await waitFor(() => finished, 3000);
       // the engine relayed the late result to B, whose SDK dropped it; B keeps working
       expect(await env.b.trigger({ function_id: 'err::slow', payload: {} })).toBe('late');
@@ -171,20 +198,21 @@ export function runChecklist(env: CompatEnv): void {
       const ran = new Promise<unknown>((r) => {
         release = r;
       });
+      let finished = false;
       env.a.registerFunction('void::record', async (input) => {
         await sleep(300);
+        finished = true;
         release(input);
         return { ignored: true };
       });
+      env.a.registerFunction('void::ping', async () => 'pong');
       await ready(env.a);
-      const started = Date.now();
       expect(await env.b.trigger({ function_id: 'void::record', payload: { n: 1 }, action: sdk.voidAction() })).toBeUndefined();
-      expect(Date.now() - started).toBeLessThan(250);
+      // resolved without waiting for the handler
+      expect(finished).toBe(false);
       expect(await ran).toEqual({ n: 1, _caller_worker_id: env.bId });
-      // the discarded result did not confuse anything: B still gets answers
-      expect(await env.b.trigger({ function_id: 'rt::echo-a', payload: { after: 'void' } })).toEqual({
-        echoed: { after: 'void', _caller_worker_id: env.bId },
-      });
+      // the engine discarded the handler's result: B's next call gets its own answer
+      expect(await env.b.trigger({ function_id: 'void::ping', payload: {} })).toBe('pong');
     });
   });
 
@@ -201,12 +229,43 @@ export function runChecklist(env: CompatEnv): void {
         access_key: channel.writerRef.access_key,
         direction: 'read',
       });
-      // 300 KB: several 64 KiB frames, more than one buffer's worth
+      // 300 KB: the SDK writer cuts it into 64 KiB frames
       const data = randomBytes(300_000);
       const consumed = env.a.trigger({ function_id: 'chan::consume', payload: { reader: channel.readerRef, label: 'blob' } });
       channel.writer.stream.write(data.subarray(0, 100_000));
       channel.writer.stream.end(data.subarray(100_000));
       expect(await consumed).toEqual({ length: data.length, sha256: sha256(data), label: 'blob' });
+    });
+
+    it('holds the writer back while a small buffer is full and still delivers every byte in order', async () => {
+      env.b.registerFunction('chan::late-reader', async (input) => {
+        // start reading late, so the 2-frame buffer fills and the engine pauses the writer
+        await sleep(300);
+        const bytes = await input.reader.readAll();
+        return { length: bytes.length, sha256: sha256(bytes) };
+      });
+      await ready(env.b);
+      const channel = await sdk.createChannel(env.a, 2);
+      const data = randomBytes(1_000_000);
+      const consumed = env.a.trigger({ function_id: 'chan::late-reader', payload: { reader: channel.readerRef } });
+      channel.writer.stream.end(data);
+      expect(await consumed).toEqual({ length: data.length, sha256: sha256(data) });
+    });
+
+    it('relays text messages (sendMessage → onMessage) next to the bytes', async () => {
+      env.b.registerFunction('chan::messages', async (input) => {
+        const messages: string[] = [];
+        input.reader.onMessage((text: string) => messages.push(text));
+        const bytes = await input.reader.readAll();
+        return { messages, length: bytes.length };
+      });
+      await ready(env.b);
+      const channel = await sdk.createChannel(env.a);
+      const consumed = env.a.trigger({ function_id: 'chan::messages', payload: { reader: channel.readerRef } });
+      channel.writer.sendMessage(JSON.stringify({ type: 'set_status', status_code: 201 }));
+      channel.writer.sendMessage('second ✓');
+      channel.writer.stream.end(Buffer.from('body bytes'));
+      expect(await consumed).toEqual({ messages: ['{"type":"set_status","status_code":201}', 'second ✓'], length: 10 });
     });
 
     it('lets the other worker write: a writer ref in a payload streams back to our reader', async () => {

@@ -41,8 +41,8 @@ export interface CompatClient {
 }
 
 export interface CompatChannel {
-  writer: { stream: NodeJS.WritableStream; close(): void };
-  reader: { readAll(): Promise<Buffer> };
+  writer: { stream: NodeJS.WritableStream; sendMessage(text: string): void; close(): void };
+  reader: { readAll(): Promise<Buffer>; onMessage(listener: (text: string) => void): void };
   writerRef: { channel_id: string; access_key: string; direction: 'write' };
   readerRef: { channel_id: string; access_key: string; direction: 'read' };
 }
@@ -61,7 +61,7 @@ export interface ConnectOptions {
 export interface SdkUnderTest {
   version: SdkVersion;
   connect(url: string, options: ConnectOptions): CompatClient;
-  createChannel(client: CompatClient): Promise<CompatChannel>;
+  createChannel(client: CompatClient, bufferSize?: number): Promise<CompatChannel>;
   /** The SDK's error class for rejected invocations (InvocationError / IIIInvocationError). */
   ErrorClass: new (
     ...args: any[]

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/harness.ts';
+import { RawClient } from '../../../../test/raw-client.ts';
 import { type CompatEnv, ready, recordingProvider } from './compat-env.ts';
 
 /** Key sets each SDK version's listing types promise (spec §4.1 record shapes). */
@@ -39,6 +40,7 @@ const WORKER_KEYS = {
     'ip_address',
   ],
 } as const;
+
 export function runIntrospectionChecks(env: CompatEnv): void {
   const { sdk } = env;
   const v = sdk.version;
@@ -88,11 +90,13 @@ export function runIntrospectionChecks(env: CompatEnv): void {
     });
 
     it('engine::workers::list returns the fields of this SDK’s worker record', async () => {
+      env.a.registerFunction('intro::listed', async () => null);
+      await ready(env.a);
       const { workers } = await list<{ workers: any[] }>('engine::workers::list');
       const a = workers.find((w) => w.id === env.aId);
       expect(Object.keys(a)).toEqual(expect.arrayContaining([...WORKER_KEYS[v]]));
       expect(a).toMatchObject({ status: 'connected', runtime: 'node', os: expect.any(String), connected_at_ms: expect.any(Number) });
-      expect(a.functions).toEqual(expect.arrayContaining(['intro::bare', 'intro::create-order']));
+      expect(a.functions).toContain('intro::listed');
       expect(a.function_count).toBe(a.functions.length);
       if (v === '0.22.1') expect(a.description).toBe('worker A of the compat suite');
       // in-process modules are listed as workers too (§4.1)
@@ -101,6 +105,40 @@ export function runIntrospectionChecks(env: CompatEnv): void {
         status: 'available',
         isolation: 'in-process',
       });
+    });
+
+    it('honours the listing filters this SDK version sends', async () => {
+      if (v === '0.11.6') {
+        // WorkerInfo lookup by id, which also reveals a connection that never registered a pid
+        const raw = await RawClient.worker(env.engine.busUrl);
+        try {
+          expect((await list<{ workers: any[] }>('engine::workers::list')).workers.some((w) => w.id === raw.workerId)).toBe(false);
+          const { workers } = await list<{ workers: any[] }>('engine::workers::list', { worker_id: raw.workerId });
+          expect(workers).toMatchObject([{ id: raw.workerId, pid: null }]);
+          const byA = await list<{ workers: any[] }>('engine::workers::list', { worker_id: env.aId });
+          expect(byA.workers.map((w) => w.id)).toEqual([env.aId]);
+        } finally {
+          await raw.terminate();
+        }
+      } else {
+        env.a.registerFunction('filter::alpha', async () => null, { description: 'Reconcile the ledger' });
+        env.a.registerFunction('filter::beta', async () => null);
+        await ready(env.a);
+        const byRuntime = await list<{ workers: any[] }>('engine::workers::list', { runtime: 'node' });
+        expect(byRuntime.workers.length).toBeGreaterThanOrEqual(2);
+        expect(byRuntime.workers.every((w) => w.runtime === 'node')).toBe(true);
+        const bySearch = await list<{ workers: any[] }>('engine::workers::list', { search: 'COMPAT-A' });
+        expect(bySearch.workers.map((w) => w.id)).toEqual([env.aId]);
+        const byPrefix = await list<{ functions: any[] }>('engine::functions::list', { prefix: 'filter::' });
+        expect(byPrefix.functions.map((f) => f.function_id)).toEqual(['filter::alpha', 'filter::beta']);
+        const byWorker = await list<{ functions: any[] }>('engine::functions::list', { worker: `compat-a-${v}`, prefix: 'filter::' });
+        expect(byWorker.functions).toHaveLength(2);
+        const other = await list<{ functions: any[] }>('engine::functions::list', { worker: `compat-b-${v}`, prefix: 'filter::' });
+        expect(other.functions).toEqual([]);
+        // search matches ids and descriptions
+        const byDescription = await list<{ functions: any[] }>('engine::functions::list', { search: 'the ledger' });
+        expect(byDescription.functions.map((f) => f.function_id)).toEqual(['filter::alpha']);
+      }
     });
 
     it(`engine::triggers::list answers a ${v} caller with trigger ${v === '0.11.6' ? 'instances' : 'types'}`, async () => {

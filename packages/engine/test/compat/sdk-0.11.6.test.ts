@@ -16,7 +16,7 @@ const sdk: SdkUnderTest = {
       otel: { enabled: options.otel ?? false },
       reconnectionConfig: { initialDelayMs: 100, maxDelayMs: 500 },
     }) as unknown as CompatClient,
-  createChannel: async (client) => (await (client as unknown as ISdk).createChannel()) as unknown as CompatChannel,
+  createChannel: async (client, bufferSize) => (await (client as unknown as ISdk).createChannel(bufferSize)) as unknown as CompatChannel,
   ErrorClass: IIIInvocationError,
   voidAction: () => TriggerAction.Void() as { type: 'void' },
 };

@@ -5,7 +5,7 @@
 import { connect } from '@eng/sdk';
 import { InvocationError, registerWorker, TriggerAction } from 'iii-sdk-0.22.1';
 import { createChannel } from 'iii-sdk-0.22.1/helpers';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/harness.ts';
 import { RawClient } from '../../../../test/raw-client.ts';
 import { runChecklist } from './checklist.ts';
@@ -16,6 +16,7 @@ import {
   ready,
   recordingProvider,
   type SdkUnderTest,
+  type TriggerConfig,
   UUID,
   useCompatEnv,
   workerIdOf,
@@ -31,7 +32,7 @@ const sdk: SdkUnderTest = {
       otel: { enabled: options.otel ?? false },
       reconnectionConfig: { initialDelayMs: 100, maxDelayMs: 500 },
     }) as unknown as CompatClient,
-  createChannel: async (client) => (await createChannel(client as never)) as unknown as CompatChannel,
+  createChannel: async (client, bufferSize) => (await createChannel(client as never, bufferSize)) as unknown as CompatChannel,
   ErrorClass: InvocationError,
   voidAction: () => TriggerAction.Void(),
 };
@@ -103,11 +104,12 @@ describe('iii-sdk 0.22.1 §11.15 invocation metadata', () => {
     try {
       await eng.ready({ timeoutMs: 10_000 });
       eng.registerFunction('engsdk::meta', (_input, ctx) => ({ metadata: ctx.metadata }));
-      await eng.call('engine::functions::list', {});
+      env.a.registerFunction('meta::cross', async (input, metadata) => ({ input, metadata }));
+      await Promise.all([eng.call('engine::functions::list', {}), ready(env.a)]);
       expect(await env.a.trigger({ function_id: 'engsdk::meta', payload: {}, metadata: { tenant: 'from-iii' } })).toEqual({
         metadata: { tenant: 'from-iii' },
       });
-      expect(await eng.call('meta::echo', { q: 2 }, { metadata: { tenant: 'from-eng' } })).toEqual({
+      expect(await eng.call('meta::cross', { q: 2 }, { metadata: { tenant: 'from-eng' } })).toEqual({
         input: { q: 2, _caller_worker_id: eng.workerId },
         metadata: { tenant: 'from-eng' },
       });
@@ -119,8 +121,9 @@ describe('iii-sdk 0.22.1 §11.15 invocation metadata', () => {
 
 describe('iii-sdk 0.22.1 §11.16 detail functions', () => {
   const requestFormat = { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] };
+  let binding: TriggerConfig;
 
-  it('engine::functions::info returns FunctionDetail, one or many', async () => {
+  beforeAll(async () => {
     env.a.registerFunction('detail::order', async () => null, {
       description: 'Order detail',
       request_format: requestFormat,
@@ -131,8 +134,10 @@ describe('iii-sdk 0.22.1 §11.16 detail functions', () => {
     env.a.registerTriggerType({ id: 'compat.detail', description: 'Detail trigger type' }, provider.handler);
     env.b.registerTrigger({ type: 'compat.detail', function_id: 'detail::order', config: { route: '/orders' } });
     await ready(env.b);
-    const binding = await waitFor(() => provider.registered[0]);
+    binding = await waitFor(() => provider.registered[0]);
+  });
 
+  it('engine::functions::info returns FunctionDetail, one or many', async () => {
     const detail = await env.call('engine::functions::info', { function_id: 'detail::order' });
     expect(detail).toMatchObject({
       function_id: 'detail::order',

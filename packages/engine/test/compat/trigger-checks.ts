@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/harness.ts';
 import { spawnIiiWorker } from './child-worker.ts';
 import { type CompatEnv, ready, recordingProvider, UUID } from './compat-env.ts';
+import { startWireTap } from './wire-tap.ts';
 
 export function runTriggerChecks(env: CompatEnv): void {
   const { sdk } = env;
@@ -61,6 +62,56 @@ export function runTriggerChecks(env: CompatEnv): void {
       env.a.registerTriggerType({ id: 'compat.late', description: 'Registered after its first binding' }, provider.handler);
       const delivered = await waitFor(() => provider.registered[0]);
       expect(delivered).toMatchObject({ id: parked.registered_triggers[0].id, function_id: 'tick::early', config: { when: 'later' } });
+    });
+  });
+
+  describe(`iii-sdk ${v} refused binding`, () => {
+    it('records a provider’s refusal and forwards it to the worker that bound the trigger', async () => {
+      env.a.registerTriggerType(
+        { id: 'compat.picky', description: 'Refuses bindings without a topic' },
+        {
+          async registerTrigger(binding) {
+            if (!(binding.config as { topic?: string }).topic) throw new Error('config.topic is required');
+          },
+          async unregisterTrigger() {},
+        },
+      );
+      await ready(env.a);
+      const tap = await startWireTap(env.engine.busUrl);
+      try {
+        const child = await spawnIiiWorker({
+          version: v,
+          url: tap.url,
+          prefix: 'picky',
+          bind: [{ type: 'compat.picky', function_id: 'picky::echo', config: {} }],
+        });
+        const connection = tap.connections[0]!;
+        const bind = connection.sent.find((f) => f.type === 'registertrigger')!;
+        // §2.3.7 (0.22.1 semantics): the provider's error goes back to the binder, same id and fields
+        const forwarded = await waitFor(() => connection.received.find((f) => f.type === 'triggerregistrationresult'));
+        expect(forwarded).toEqual({
+          type: 'triggerregistrationresult',
+          id: bind.id,
+          trigger_type: 'compat.picky',
+          function_id: 'picky::echo',
+          error: { code: 'trigger_registration_failed', message: 'config.topic is required' },
+        });
+        const { registered_triggers } = await list<{ registered_triggers: any[] }>('engine::registered-triggers::list', {
+          trigger_type: 'compat.picky',
+        });
+        expect(registered_triggers).toMatchObject([
+          { id: bind.id, status: 'error', error: 'trigger_registration_failed: config.topic is required' },
+        ]);
+        if (v === '0.22.1') {
+          // the 0.22.1 SDK reports it to its user; 0.11.6 ignores the frame
+          await waitFor(() =>
+            child.output().includes(`Trigger registration failed for "${bind.id}" (compat.picky): config.topic is required`),
+          );
+        }
+        await child.kill();
+      } finally {
+        await tap.close();
+      }
     });
   });
 
