@@ -1,5 +1,6 @@
 import { EngError, ErrorCode } from '@eng/protocol';
 import type { ModuleContext } from '../../core/module.ts';
+import { compareKeys } from '../../stores/memory.ts';
 import type { KvStore } from '../../stores/types.ts';
 import { applyUpdateOps, type UpdateOp } from '../../stores/update-ops.ts';
 import { checkValueSize, storeCall } from '../state/schemas.ts';
@@ -100,7 +101,10 @@ export class StreamService {
     const custom = this.backend('list_groups', input.stream_name);
     if (custom) return ((await this.ctx.call(custom, raw)) as string[] | null) ?? [];
     const scopes = await storeCall(ErrorCode.ListGroupsError, () => this.store.scopes(streamPrefix(input.stream_name)));
-    return scopes.map((s) => parseScope(s)?.[1]).filter((g): g is string => g !== undefined);
+    return scopes
+      .map((s) => parseScope(s)?.[1])
+      .filter((g): g is string => g !== undefined)
+      .sort(compareKeys);
   }
 
   async update(input: ItemAddress & { ops: UpdateOp[] }, raw: unknown) {
@@ -152,20 +156,15 @@ export class StreamService {
       groups.push(parsed[1]);
       byStream.set(parsed[0], groups);
     }
-    const stream = [...byStream].map(([id, groups]) => ({ id, groups }));
+    const stream = [...byStream].sort(([a], [b]) => compareKeys(a, b)).map(([id, groups]) => ({ id, groups: groups.sort(compareKeys) }));
     return { stream, count: stream.length };
   }
 
   /** Sync data for a subscriber (spec §6.2): the item (or null), or the group's items when no id. */
   async snapshot(streamName: string, groupId: string, id: string | undefined): Promise<unknown> {
-    if (id !== undefined)
-      return (
-        (await this.get(
-          { stream_name: streamName, group_id: groupId, item_id: id },
-          { stream_name: streamName, group_id: groupId, item_id: id },
-        )) ?? null
-      );
-    return this.list({ stream_name: streamName, group_id: groupId }, { stream_name: streamName, group_id: groupId });
+    if (id === undefined) return this.list({ stream_name: streamName, group_id: groupId }, { stream_name: streamName, group_id: groupId });
+    const address = { stream_name: streamName, group_id: groupId, item_id: id };
+    return (await this.get(address, address)) ?? null;
   }
 
   private changed(address: ItemAddress, old: unknown, next: unknown): void {
