@@ -20,12 +20,13 @@ export interface IngestOptions {
   consoleOutput: boolean;
 }
 
-/** At most one warning per reason per 5 s, with the count of the ones held back. */
+/** At most one warning per reason and source per 5 s, with the count of the ones held back. */
 class Throttle {
   private readonly last = new Map<string, { at: number; suppressed: number }>();
   constructor(private readonly log: Logger) {}
   warn(key: string, message: string): void {
     const now = Date.now();
+    if (this.last.size > 1000) this.last.clear();
     const entry = this.last.get(key);
     if (entry && now - entry.at < 5000) {
       entry.suppressed++;
@@ -65,7 +66,7 @@ export class TelemetryIngest {
       parsed = JSON.parse(payload.toString('utf8'));
     } catch (err) {
       this.framesDropped++;
-      this.throttle.warn(`json:${kind}`, `dropped ${prefix} frame from ${source}: not JSON (${(err as Error).message})`);
+      this.throttle.warn(`json:${kind}:${source}`, `dropped ${prefix} frame from ${source}: not JSON (${(err as Error).message})`);
       return;
     }
     this.ingest(kind, parsed, workerId, source);
@@ -81,12 +82,15 @@ export class TelemetryIngest {
     } catch (err) {
       this.framesDropped++;
       const reason = `malformed OTLP ${kind}: ${(err as Error).message}`;
-      this.throttle.warn(`shape:${kind}`, `dropped ${kind} payload from ${source}: ${reason}`);
+      this.throttle.warn(`shape:${kind}:${source}`, `dropped ${kind} payload from ${source}: ${reason}`);
       return { ok: false, reason };
     }
     if (decoded.dropped > 0) {
       this.recordsDropped += decoded.dropped;
-      this.throttle.warn(`records:${kind}`, `dropped ${decoded.dropped} ${kind} record(s) from ${source}: ${decoded.reasons.join('; ')}`);
+      this.throttle.warn(
+        `records:${kind}:${source}`,
+        `dropped ${decoded.dropped} ${kind} record(s) from ${source}: ${decoded.reasons.join('; ')}`,
+      );
     }
     if (kind === 'traces') {
       for (const span of decoded.items as Parameters<Collector['addSpan']>[0][]) this.collector.addSpan(span);

@@ -84,7 +84,10 @@ function statusMatches(span: StoredSpan, trace: TraceRec | null, status: StatusF
   }
 }
 
-/** Root listing: status and duration are the root's; service, name and attributes match any span of the trace. */
+/**
+ * Root listing: status and duration are the root's; service, name and each attribute pair match
+ * any span of the trace, so a trace is found by any service or function taking part in it.
+ */
 function rootMatches(rec: SpanRec, c: Criteria): boolean {
   const span = rec.span;
   if (!c.includeInternal && rec.internal) return false;
@@ -97,16 +100,25 @@ function rootMatches(rec: SpanRec, c: Criteria): boolean {
   if (c.service === undefined && c.name === undefined && c.attributes.length === 0 && c.exclude.length === 0) return true;
   let serviceOk = c.service === undefined;
   let nameOk = c.name === undefined;
-  let attributesOk = c.attributes.length === 0;
+  // each pair may sit on a different span of the trace (the root's tenant, a child's function_id)
+  let missing = c.attributes.length;
+  const found = missing > 0 ? new Array<boolean>(missing).fill(false) : undefined;
   for (const member of rec.trace.spans.values()) {
     const s = member.span;
     if (c.exclude.length > 0 && hasAnyPair(s, c.exclude)) return false;
     if (!serviceOk && lc(s.service_name).includes(c.service as string)) serviceOk = true;
     if (!nameOk && lc(s.name).includes(c.name as string)) nameOk = true;
-    if (!attributesOk && hasAllPairs(s, c.attributes)) attributesOk = true;
-    if (serviceOk && nameOk && attributesOk && c.exclude.length === 0) return true;
+    if (found && missing > 0) {
+      for (let i = 0; i < c.attributes.length; i++) {
+        if (!found[i] && hasAllPairs(s, [c.attributes[i] as [string, string]])) {
+          found[i] = true;
+          missing--;
+        }
+      }
+    }
+    if (serviceOk && nameOk && missing === 0 && c.exclude.length === 0) return true;
   }
-  return serviceOk && nameOk && attributesOk;
+  return serviceOk && nameOk && missing === 0;
 }
 
 /** `search_all_spans`: every criterion applies to the span itself. */
