@@ -167,6 +167,18 @@ export function runIntrospectionChecks(env: CompatEnv): void {
       }
     });
 
+    it('gives the same engine::triggers::list shape to a call made right at startup, before the SDK said its version', async () => {
+      env.b.registerFunction('intro::startup', async () => null);
+      env.b.registerTrigger({ type: 'compat.startup', function_id: 'intro::startup', config: {} });
+      await ready(env.b);
+      // called before the socket opens: the SDK sends it ahead of its engine::workers::register (§2.7)
+      const fresh = env.connect({ name: 'startup-lister' });
+      const { triggers } = await fresh.trigger({ function_id: 'engine::triggers::list', payload: {} });
+      if (v === '0.11.6') expect(triggers.some((t: { function_id?: string }) => t.function_id === 'intro::startup')).toBe(true);
+      else expect(triggers.every((t: { function_id?: string }) => t.function_id === undefined)).toBe(true);
+      await fresh.shutdown();
+    });
+
     it('engine::trigger-types::list returns TriggerTypeInfo records', async () => {
       const { trigger_types } = await list<{ trigger_types: any[] }>('engine::trigger-types::list');
       expect(trigger_types.find((t) => t.id === 'compat.intro')).toMatchObject({

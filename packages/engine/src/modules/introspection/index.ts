@@ -32,6 +32,9 @@ import { summariseConfig, type TriggerBinding, type TriggerTypeEntry } from '../
 const Config = z.object({ functions_debounce_ms: z.number().int().min(0).default(250) }).strict();
 type Config = z.infer<typeof Config>;
 
+/** How long after connecting a worker's calls may still precede its engine::workers::register. */
+const REGISTER_GRACE_MS = 500;
+
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const parsed = schema.safeParse(input ?? {});
   if (!parsed.success) throw new EngError(ErrorCode.DeserializationError, describeZodError(parsed.error));
@@ -212,7 +215,25 @@ export function introspectionModule(): EngineModule<Config> {
     start(ctx: ModuleContext<Config>) {
       const core = ctx.core;
       const view = new Introspection(core);
-      const callerVersion = (workerId?: string) => (workerId ? core.workers.get(workerId)?.info.version : undefined);
+      // The SDK version a calling worker registered. SDKs send calls queued before the socket opened
+      // ahead of their engine::workers::register (spec §2.7), so early on we wait for it briefly.
+      const callerVersion = (workerId?: string): Promise<string | null | undefined> => {
+        const entry = workerId ? core.workers.get(workerId) : undefined;
+        if (!workerId || !entry) return Promise.resolve(undefined);
+        const remainingMs = entry.peer.connectedAtMs + REGISTER_GRACE_MS - Date.now();
+        if (entry.info.version !== undefined || remainingMs <= 0) return Promise.resolve(entry.info.version);
+        return new Promise((resolve) => {
+          const unsubscribe = core.onWorkerEvent((event) => {
+            if (event.worker_id === workerId && event.event !== 'worker_connected') done();
+          });
+          const timer = setTimeout(() => done(), remainingMs);
+          function done() {
+            clearTimeout(timer);
+            unsubscribe();
+            resolve(core.workers.get(workerId as string)?.info.version);
+          }
+        });
+      };
 
       ctx.registerFunction(
         { id: EngineFunction.FunctionsList, description: 'List registered functions', request_format: z.toJSONSchema(FunctionsListInput) },
@@ -301,10 +322,10 @@ export function introspectionModule(): EngineModule<Config> {
       );
       ctx.registerFunction(
         { id: EngineFunction.TriggersList, description: 'List trigger types (0.22.1); trigger instances for 0.11 SDK callers' },
-        (input, info) => {
+        async (input, info) => {
           const q = parse(TriggersListInput, input);
           // spec §9: 0.11.6 callers expect instances under the same key
-          if (callerVersion(info.callerWorkerId)?.startsWith('0.11.')) {
+          if ((await callerVersion(info.callerWorkerId))?.startsWith('0.11.')) {
             return { triggers: view.listTriggers({ include_internal: q.include_internal }) };
           }
           return { triggers: view.listTriggerTypes(q) };
