@@ -40,7 +40,13 @@ export function runReconnectChecks(env: CompatEnv): void {
           _caller_worker_id: callerIdBefore,
         });
 
+        // a call in flight when the engine goes down ends at once, not after the SDK's timeout
+        const inFlight = caller.trigger({ function_id: 'phoenix::hang', payload: {}, timeoutMs: 15_000 }).catch((e: unknown) => e);
+        await child.next((e) => e.event === 'invoked' && e.function_id === 'phoenix::hang');
+        const stoppedAt = Date.now();
         await engine.restart();
+        expect(await inFlight).toMatchObject({ code: 'invocation_stopped' });
+        expect(Date.now() - stoppedAt).toBeLessThan(10_000);
 
         const answer = await waitFor(
           () => caller.trigger({ function_id: 'phoenix::echo', payload: { n: 2 }, timeoutMs: 1000 }),
