@@ -481,6 +481,55 @@ describe('channels', () => {
     expect(frames[10]).toBe('done');
   });
 
+  it('tells the reader with 1011 when the writer dies mid-stream, after delivering what it sent', async () => {
+    const w = await worker();
+    const { writer } = await w.result('engine::channels::create', {});
+    const base = `${engine.busUrl}/ws/channels/${writer.channel_id}?key=${writer.access_key}`;
+    const rs = new WebSocket(`${base}&dir=read`);
+    const frames: string[] = [];
+    rs.on('message', (data) => frames.push(data.toString()));
+    const closed = new Promise<number>((r) => rs.once('close', (code) => r(code)));
+    await new Promise((r) => rs.once('open', r));
+    const ws = new WebSocket(`${base}&dir=write`);
+    await new Promise((r) => ws.once('open', r));
+    ws.send('part 1');
+    await new Promise((r) => setTimeout(r, 50));
+    ws.terminate(); // no close frame: the writer crashed
+    expect(await closed).toBe(1011);
+    expect(frames).toEqual(['part 1']);
+  });
+
+  it('streams 20 MiB to a slow reader without losing or reordering a byte', async () => {
+    const w = await worker();
+    const { writer } = await w.result('engine::channels::create', { buffer_size: 8 });
+    const base = `${engine.busUrl}/ws/channels/${writer.channel_id}?key=${writer.access_key}`;
+    const ws = new WebSocket(`${base}&dir=write`);
+    await new Promise((r) => ws.once('open', r));
+    const chunk = 64 * 1024;
+    const total = 20 * 1024 * 1024;
+    const sent = Buffer.alloc(total);
+    for (let i = 0; i < total; i++) sent[i] = (i * 31 + (i >> 16)) & 0xff;
+    (async () => {
+      for (let offset = 0; offset < total; offset += chunk) {
+        ws.send(sent.subarray(offset, offset + chunk));
+        while (ws.bufferedAmount > 1024 * 1024) await new Promise((r) => setTimeout(r, 2));
+      }
+      ws.close(1000);
+    })();
+    const rs = new WebSocket(`${base}&dir=read`);
+    const parts: Buffer[] = [];
+    rs.on('message', (data) => {
+      parts.push(data as Buffer);
+      if (parts.length % 32 === 0) {
+        rs.pause(); // a slow reader: stop reading for a moment
+        setTimeout(() => rs.resume(), 20);
+      }
+    });
+    const code = await new Promise<number>((r) => rs.once('close', (c) => r(c)));
+    expect(code).toBe(1000);
+    expect(Buffer.concat(parts).equals(sent)).toBe(true);
+  }, 60_000);
+
   it('refuses unknown channels and wrong keys with 404, and a second taker of one end', async () => {
     const w = await worker();
     const { reader } = await w.result('engine::channels::create', {});

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import type { ChannelRef } from '@eng/protocol';
 import type { Logger } from '../log.ts';
 
@@ -11,7 +11,8 @@ export interface ChannelFrame {
 
 /** Where a channel delivers its frames: a WebSocket or an in-process consumer. */
 export interface ChannelSink {
-  send(frame: ChannelFrame): void;
+  /** Deliver a frame; call `written` once it has left the process (drives reader-side backpressure). */
+  send(frame: ChannelFrame, written: () => void): void;
   close(code?: number, reason?: string): void;
 }
 
@@ -34,11 +35,34 @@ interface Channel {
   readerTaken: boolean;
   writerTaken: boolean;
   writerClosed: boolean;
+  /** Close code for the reader once the queue drains: 1000, or 1011 when the writer vanished mid-stream. */
+  endCode: number;
+  endReason: string;
   readerClosed: boolean;
   paused: boolean;
+  /** Bytes handed to the reader's socket and not yet written out. */
+  inFlightBytes: number;
 }
 
+/** Stop handing frames to a reader whose socket holds this much unwritten data. */
+const READER_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
 const SWEEP_AFTER_MS = 5 * 60_000;
+
+// Access keys come from a pooled CSPRNG buffer (as Node pools randomUUID): the HTTP module makes
+// two channels per request, and one randomBytes call per key showed up as ~9% of its CPU.
+const KEY_BYTES = 24;
+const keyPool = Buffer.alloc(KEY_BYTES * 128);
+let keyOffset = keyPool.length;
+function newAccessKey(): string {
+  if (keyOffset === keyPool.length) {
+    randomFillSync(keyPool);
+    keyOffset = 0;
+  }
+  const key = keyPool.toString('base64url', keyOffset, keyOffset + KEY_BYTES);
+  keyOffset += KEY_BYTES;
+  return key;
+}
 
 export class ChannelManager {
   private readonly channels = new Map<string, Channel>();
@@ -53,7 +77,7 @@ export class ChannelManager {
     const size = Math.min(1024, Math.max(1, Math.floor(bufferSize)));
     const channel: Channel = {
       id: randomUUID(),
-      key: randomBytes(24).toString('base64url'),
+      key: newAccessKey(),
       bufferSize: size,
       ownerWorkerId,
       createdAtMs: Date.now(),
@@ -61,8 +85,11 @@ export class ChannelManager {
       readerTaken: false,
       writerTaken: false,
       writerClosed: false,
+      endCode: 1000,
+      endReason: 'writer closed',
       readerClosed: false,
       paused: false,
+      inFlightBytes: 0,
     };
     this.channels.set(channel.id, channel);
     return {
@@ -92,7 +119,11 @@ export class ChannelManager {
   }
 
   /** Attach the writing end. Returns a function to call for each frame and one for the end. */
-  attachWriter(id: string, key: string, source: ChannelSource): { push(frame: ChannelFrame): void; end(): void } | undefined {
+  attachWriter(
+    id: string,
+    key: string,
+    source: ChannelSource,
+  ): { push(frame: ChannelFrame): void; end(abnormal?: boolean): void } | undefined {
     const channel = this.channels.get(id);
     if (!channel || channel.key !== key || channel.writerTaken) return undefined;
     channel.writerTaken = true;
@@ -107,8 +138,13 @@ export class ChannelManager {
           source.pause();
         }
       },
-      end: () => {
+      end: (abnormal = false) => {
         channel.writerClosed = true;
+        if (abnormal) {
+          // the reader must not mistake a writer that died mid-stream for a complete stream
+          channel.endCode = 1011;
+          channel.endReason = 'writer disconnected before closing the channel';
+        }
         this.flush(channel);
       },
     };
@@ -139,20 +175,26 @@ export class ChannelManager {
   private flush(channel: Channel): void {
     const reader = channel.reader;
     if (!reader) return;
-    while (channel.queue.length > 0) {
+    while (channel.queue.length > 0 && channel.inFlightBytes < READER_HIGH_WATER_BYTES) {
       const frame = channel.queue.shift() as ChannelFrame;
+      const size = typeof frame.data === 'string' ? Buffer.byteLength(frame.data) : frame.data.length;
+      channel.inFlightBytes += size;
       try {
-        reader.send(frame);
+        reader.send(frame, () => {
+          channel.inFlightBytes -= size;
+          if (channel.queue.length > 0 || channel.writerClosed) this.flush(channel);
+        });
       } catch (err) {
+        channel.inFlightBytes -= size;
         this.log.debug(`channel ${channel.id}: reader send failed`, { error: (err as Error).message });
       }
     }
-    if (channel.paused) {
+    if (channel.paused && channel.queue.length < channel.bufferSize) {
       channel.paused = false;
       channel.writer?.resume();
     }
-    if (channel.writerClosed) {
-      reader.close(1000, 'writer closed');
+    if (channel.writerClosed && channel.queue.length === 0 && this.channels.has(channel.id)) {
+      reader.close(channel.endCode, channel.endReason);
       this.channels.delete(channel.id);
     }
   }

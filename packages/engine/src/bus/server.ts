@@ -161,7 +161,7 @@ export class WorkerBus {
     ws.on('error', (err) => this.log.debug(`channel ${id} socket error: ${err.message}`));
     if (dir === 'read') {
       const ok = this.channels.attachReader(id, key, {
-        send: (frame) => ws.send(frame.data, { binary: frame.binary }),
+        send: (frame, written) => ws.send(frame.data, { binary: frame.binary }, () => written()),
         close: (code, reason) => ws.close(code, reason),
       });
       if (!ok) {
@@ -183,7 +183,8 @@ export class WorkerBus {
     ws.on('message', (data, isBinary) => {
       writer.push({ data: isBinary ? (data as Buffer) : (data as Buffer).toString('utf8'), binary: isBinary });
     });
-    ws.on('close', () => writer.end());
+    // 1000 and 1005 (no status) are orderly ends; anything else means the writer died mid-stream
+    ws.on('close', (code) => writer.end(code !== 1000 && code !== 1005));
   }
 }
 

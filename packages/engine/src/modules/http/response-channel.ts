@@ -21,21 +21,21 @@ export class ResponseChannel implements ChannelSink {
     private readonly res: ServerResponse,
     private readonly channels: ChannelManager,
     readonly channelId: string,
-    /** Called when the channel decided the response (streaming began, or it closed first). */
-    private readonly onDecided: () => void,
   ) {}
 
-  send(frame: ChannelFrame): void {
-    if (this.state === 'done') return;
+  send(frame: ChannelFrame, written: () => void): void {
+    if (this.state === 'done') return written();
     this.active = true;
     if (!frame.binary) {
       if (this.state === 'pending') this.applyControl(frame.data as string);
       else this.wake();
-      return;
+      return written();
     }
     const chunk = frame.data as Buffer;
     if (this.state === 'pending') this.startStreaming();
-    if (chunk.length > 0) this.res.write(chunk);
+    // the callback fires once the chunk reached the socket: a slow HTTP client slows the worker down
+    if (chunk.length > 0) this.res.write(chunk, () => written());
+    else written();
     this.wake();
   }
 
@@ -73,7 +73,6 @@ export class ResponseChannel implements ChannelSink {
       writeHead(this.res, this.status, this.headers);
       this.res.flushHeaders();
     }
-    this.onDecided();
   }
 
   private applyControl(text: string): void {
