@@ -59,6 +59,7 @@ export function runChecklist(env: CompatEnv): void {
         });
         // the SDK's OpenTelemetry socket (on by default in the child) was accepted and stayed open:
         // one connection, no reconnect loop (§2.12)
+        await waitFor(() => tap.others.some((o) => o.path === '/otel'));
         expect(tap.others.filter((o) => o.path === '/otel')).toEqual([expect.objectContaining({ open: true })]);
         await child.kill();
         await waitFor(async () => {
