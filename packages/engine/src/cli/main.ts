@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { ENGINE_VERSION } from '../version.ts';
+import { registerConsoleCommand } from './console.ts';
 import { registerStartCommand } from './start.ts';
 import { registerTriggerCommand } from './trigger.ts';
 import { registerWorkerCommands } from './worker.ts';
@@ -16,6 +17,7 @@ program
 registerStartCommand(program, true);
 registerTriggerCommand(program);
 registerWorkerCommands(program);
+registerConsoleCommand(program);
 
 try {
   await program.parseAsync(process.argv);

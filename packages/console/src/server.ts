@@ -1,0 +1,210 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { connect, type EngClient } from '@eng/sdk';
+import { forwardHttp, HTTP_PREFIX } from './http-forward.ts';
+import { sendError, sendJson } from './http-util.ts';
+import { handleInvoke } from './invoke.ts';
+import { type ConsoleOptions, engineUrls, urlHost } from './options.ts';
+import { runProbes } from './probes.ts';
+import { redactText } from './redact.ts';
+import { loadBundle, type StaticBundle } from './static-assets.ts';
+import { type ConsoleTelemetry, disabledTelemetry, startTelemetry } from './telemetry.ts';
+import { CONSOLE_VERSION } from './version.ts';
+import { createWsProxy, sameOrigin, type WsProxy } from './ws-proxy.ts';
+
+/**
+ * The eng-console HTTP server (issue 6 §1): the UI bundle, `/ws` → engine bus, `/ws/streams` →
+ * engine streams socket, and the console's own `/_console/*` endpoints. It never needs the engine
+ * to start: with the engine down it serves the UI, which reports the outage and reconnects.
+ */
+export interface ConsoleLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  debug(message: string): void;
+}
+
+export interface ConsoleServerOptions extends ConsoleOptions {
+  /** Directory of the built UI (packages/web/dist). */
+  webDir: string;
+  logger?: ConsoleLogger;
+}
+
+export interface ConsoleServer {
+  server: Server;
+  url: string;
+  port: number;
+  bundle: StaticBundle;
+  client: EngClient;
+  telemetry: ConsoleTelemetry;
+  /** Stop accepting, close proxied sockets and the engine client, flush telemetry. */
+  close(): Promise<void>;
+}
+
+const silent: ConsoleLogger = { info: () => undefined, warn: () => undefined, debug: () => undefined };
+
+function securityHeaders(bundle: StaticBundle): Record<string, string> {
+  return {
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'content-security-policy': [
+      "default-src 'self'",
+      `script-src 'self' ${bundle.inlineScriptHashes.join(' ')}`.trim(),
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data: blob:",
+      "font-src 'self' data:",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+    ].join('; '),
+  };
+}
+
+export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
+  const logger = options.logger ?? silent;
+  const bundle = loadBundle(options.webDir);
+  const urls = engineUrls(options);
+  const startedAt = Date.now();
+  const telemetry = options.otel
+    ? startTelemetry({ serviceName: options.otelServiceName, version: CONSOLE_VERSION, endpoint: urls.otlp })
+    : disabledTelemetry();
+
+  // the console's own bus session, for /_console/invoke; it reconnects by itself
+  const client = connect(urls.bridge, {
+    name: 'eng-console',
+    description: 'eng web console',
+    registerWorker: false,
+    reconnect: { initialDelayMs: 500, maxDelayMs: 5000 },
+    logger: {
+      debug: () => undefined,
+      info: (m) => logger.debug(m),
+      warn: (m) => logger.debug(redactText(m)),
+      error: (m) => logger.warn(redactText(m)),
+    },
+  });
+  client.on('connected', () => logger.info(`connected to the engine at ${urls.bridge}`));
+  client.on('disconnected', ({ code }) => logger.warn(`lost the engine at ${urls.bridge} (${code}); reconnecting`));
+
+  const proxyLogger = { debug: (m: string) => logger.debug(redactText(m)), warn: (m: string) => logger.warn(redactText(m)) };
+  const busProxy: WsProxy = createWsProxy({ target: urls.bridge, logger: proxyLogger });
+  const streamsProxy: WsProxy = createWsProxy({
+    // the streams socket only serves `/`; the query (auth context) is passed on (console spec §2.3)
+    target: (req) => `${urls.streams}/${new URL(req.url ?? '/', 'http://x').search}`,
+    logger: proxyLogger,
+  });
+  const headers = securityHeaders(bundle);
+
+  const configBody = () => ({
+    version: CONSOLE_VERSION,
+    host: options.host,
+    port: actualPort,
+    engine_host: options.engineHost,
+    engine_port: options.enginePort,
+    ws_port: options.wsPort,
+    bridge_port: options.bridgePort,
+    otel: {
+      enabled: telemetry.enabled,
+      service_name: options.otelServiceName,
+      ...(telemetry.endpoint ? { endpoint: telemetry.endpoint } : {}),
+    },
+    enable_flow: options.enableFlow,
+    engine_urls: urls,
+    engine_connected: client.workerId !== undefined,
+    started_at: startedAt,
+    node_version: process.version,
+  });
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://console');
+    const path = url.pathname;
+    if (path.startsWith('/_console/')) {
+      // a page on another origin must not drive the engine through us (CSRF, DNS rebinding)
+      if (!sameOrigin(req)) {
+        sendError(res, 403, 'FORBIDDEN', 'cross-origin requests to the console API are refused', headers);
+        return;
+      }
+      if (path === '/_console/config') {
+        if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' });
+        return sendJson(res, 200, configBody());
+      }
+      if (path === '/_console/invoke') return handleInvoke(req, res, { client, bridgeUrl: urls.bridge, telemetry });
+      if (path === '/_console/probe') {
+        if (req.method !== 'GET') return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' });
+        return sendJson(res, 200, { probes: await runProbes(urls, client.workerId !== undefined), timestamp: Date.now() });
+      }
+      if (path === HTTP_PREFIX || path.startsWith(`${HTTP_PREFIX}/`)) {
+        const rest = (req.url ?? '').slice((req.url ?? '').indexOf(HTTP_PREFIX) + HTTP_PREFIX.length) || '/';
+        return forwardHttp(req, res, { host: options.engineHost, port: options.enginePort }, rest.startsWith('/') ? rest : `/${rest}`);
+      }
+      return sendError(res, 404, 'NOT_FOUND', `no console endpoint ${path}`);
+    }
+    if (bundle.serve(req, res, path, headers)) return;
+    res.writeHead(404, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    res.end('Not Found\n');
+  };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const traced = telemetry.enabled && path.startsWith('/_console/');
+    const run = () =>
+      route(req, res).catch((err) => {
+        logger.warn(`request ${req.method} ${path} failed: ${(err as Error).message}`);
+        if (!res.headersSent) sendError(res, 500, 'INTERNAL_ERROR', (err as Error).message);
+        else res.destroy();
+      });
+    if (!traced) {
+      void run();
+      return;
+    }
+    void telemetry.span(
+      `${req.method} ${path.startsWith(HTTP_PREFIX) ? `${HTTP_PREFIX}/*` : path}`,
+      { 'http.request.method': req.method ?? 'GET', 'url.path': path },
+      async (span) => {
+        await run();
+        span?.setAttribute('http.response.status_code', res.statusCode);
+      },
+    );
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/ws') busProxy.handleUpgrade(req, socket, head);
+    else if (path === '/ws/streams') streamsProxy.handleUpgrade(req, socket, head);
+    else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  // browsers hold keep-alive sockets open: do not let them delay shutdown
+  server.keepAliveTimeout = 5000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const actualPort = (server.address() as AddressInfo).port;
+  const url = `http://${urlHost(options.host === '0.0.0.0' ? '127.0.0.1' : options.host)}:${actualPort}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    url,
+    port: actualPort,
+    bundle,
+    client,
+    telemetry,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await Promise.all([busProxy.close(1001, 'console shutting down'), streamsProxy.close(1001, 'console shutting down')]);
+        await client.close();
+        await telemetry.shutdown();
+        server.closeAllConnections();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import { useQuery } from '@tanstack/react-query';
+import { callEngine } from './client.ts';
+
+export interface HealthComponent {
+  status: string;
+  details?: Record<string, unknown>;
+}
+
+export interface EngineHealth {
+  status: string;
+  version?: string;
+  timestamp: number;
+  components: Record<string, HealthComponent>;
+}
+
+export const healthKeys = { all: ['health'] as const };
+
+/** `engine::health::check` (observability module). Absent module → the query errors; pages say so. */
+export function useEngineHealth(refetchMs: number | false = 10_000) {
+  return useQuery({
+    queryKey: healthKeys.all,
+    queryFn: () => callEngine<EngineHealth>('engine::health::check', {}, { timeoutMs: 4000 }),
+    refetchInterval: refetchMs,
+    retry: 0,
+  });
+}

@@ -1,0 +1,32 @@
+import { QueryCache, QueryClient } from '@tanstack/react-query';
+import { useSyncExternalStore } from 'react';
+
+/**
+ * One QueryClient for the app. Data arrives over the engine bus; freshness comes from trigger-driven
+ * invalidation (api/live.ts) or per-query polling where the engine has no trigger.
+ */
+let lastUpdateAt = 0;
+const updateListeners = new Set<() => void>();
+
+export const queryClient = new QueryClient({
+  queryCache: new QueryCache({
+    onSuccess: () => {
+      lastUpdateAt = Date.now();
+      for (const listener of updateListeners) listener();
+    },
+  }),
+  defaultOptions: {
+    queries: { staleTime: 5_000, retry: 1, retryDelay: 800, refetchOnWindowFocus: false },
+  },
+});
+
+/** Time of the most recent successful fetch of any engine data (shell "updated" stamp). */
+export function useLastUpdate(): number {
+  return useSyncExternalStore(
+    (listener) => {
+      updateListeners.add(listener);
+      return () => updateListeners.delete(listener);
+    },
+    () => lastUpdateAt,
+  );
+}

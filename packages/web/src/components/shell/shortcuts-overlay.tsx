@@ -1,0 +1,28 @@
+import { SHORTCUTS } from '../../lib/keyboard.ts';
+import { Dialog } from '../ui/dialog.tsx';
+import { Kbd } from '../ui/kbd.tsx';
+
+/** `?`: every keyboard shortcut, grouped. */
+export function ShortcutsOverlay({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const groups = [...new Set(SHORTCUTS.map((s) => s.group))];
+  return (
+    <Dialog open={open} onClose={onClose} title="Keyboard shortcuts" labelledBy="shortcuts-title" className="max-w-md">
+      <div className="max-h-[60vh] space-y-4 overflow-y-auto p-4">
+        {groups.map((group) => (
+          <section key={group}>
+            <h3 className="mb-1.5 text-[10.5px] font-semibold tracking-wider text-faint uppercase">{group}</h3>
+            <ul className="divide-y divide-line rounded-lg border border-line">
+              {SHORTCUTS.filter((s) => s.group === group).map((s) => (
+                <li key={s.keys} className="flex items-center justify-between gap-3 px-3 py-2 text-[13px]">
+                  <span className="text-fg">{s.description}</span>
+                  <Kbd keys={s.keys} />
+                </li>
+              ))}
+            </ul>
+          </section>
+        ))}
+        <p className="text-xs text-muted">Shortcuts are ignored while you type in a field, except ⌘K / Ctrl K.</p>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,54 @@
+import { useEffect, useRef } from 'react';
+
+/** True when focus is in something the user types into (shortcuts stand aside, console spec §4). */
+export function isTyping(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  if (!el) return false;
+  const tag = el.tagName;
+  return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || el.isContentEditable;
+}
+
+export interface Shortcut {
+  /** `mod+k`, `?`, `g f`, `/`, `escape` */
+  keys: string;
+  description: string;
+  group: string;
+}
+
+/** Every shortcut, for the `?` overlay. Handlers live where the behaviour lives. */
+export const SHORTCUTS: Shortcut[] = [
+  { keys: 'mod+k', description: 'Open the command palette', group: 'General' },
+  { keys: '?', description: 'Show keyboard shortcuts', group: 'General' },
+  { keys: '/', description: 'Focus the search box of the page', group: 'General' },
+  { keys: 't', description: 'Toggle light / dark theme', group: 'General' },
+  { keys: 'escape', description: 'Close dialogs and panels', group: 'General' },
+  { keys: 'g d', description: 'Go to Dashboard', group: 'Navigation' },
+  { keys: 'g f', description: 'Go to Functions', group: 'Navigation' },
+  { keys: 'g t', description: 'Go to Triggers', group: 'Navigation' },
+  { keys: 'g s', description: 'Go to States', group: 'Navigation' },
+  { keys: 'g m', description: 'Go to Streams', group: 'Navigation' },
+  { keys: 'g q', description: 'Go to Queues', group: 'Navigation' },
+  { keys: 'g r', description: 'Go to Traces', group: 'Navigation' },
+  { keys: 'g l', description: 'Go to Logs', group: 'Navigation' },
+  { keys: 'g c', description: 'Go to Config', group: 'Navigation' },
+];
+
+/** Subscribe to keydown on the window for the component's lifetime; the latest handler always runs. */
+export function useKeydown(handler: (event: KeyboardEvent) => void): void {
+  const latest = useRef(handler);
+  latest.current = handler;
+  useEffect(() => {
+    const listener = (event: KeyboardEvent) => latest.current(event);
+    window.addEventListener('keydown', listener);
+    return () => window.removeEventListener('keydown', listener);
+  }, []);
+}
+
+export const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
+
+export function keyLabel(key: string): string {
+  return key
+    .split('+')
+    .map((k) => (k === 'mod' ? (isMac ? '⌘' : 'Ctrl') : k === 'escape' ? 'Esc' : k.length === 1 ? k.toUpperCase() : k))
+    .join(isMac ? '' : '+');
+}

@@ -1,0 +1,86 @@
+import {
+  Activity,
+  Cpu,
+  Database,
+  Inbox,
+  LayoutDashboard,
+  type LucideIcon,
+  Radio,
+  ScrollText,
+  Settings2,
+  SquareFunction,
+  Workflow,
+  Zap,
+} from 'lucide-react';
+
+/**
+ * The navigation: one entry per page, in sidebar order. The command palette, the `g <key>`
+ * shortcuts and the sidebar all read this list. `flowOnly` pages appear only with `--enable-flow`.
+ */
+export interface PageEntry {
+  path: '/' | '/functions' | '/triggers' | '/states' | '/streams' | '/queues' | '/traces' | '/logs' | '/flow' | '/config' | '/workers';
+  label: string;
+  description: string;
+  icon: LucideIcon;
+  /** Second key of the `g <key>` shortcut. */
+  key: string;
+  section: 'Overview' | 'Build' | 'Data' | 'Observe' | 'System';
+  flowOnly?: boolean;
+}
+
+export const PAGES: PageEntry[] = [
+  {
+    path: '/',
+    label: 'Dashboard',
+    description: 'Counters, invocation rate and the application flow',
+    icon: LayoutDashboard,
+    key: 'd',
+    section: 'Overview',
+  },
+  {
+    path: '/flow',
+    label: 'Flow',
+    description: 'Triggers → functions → state and queues, as a graph',
+    icon: Workflow,
+    key: 'w',
+    section: 'Overview',
+    flowOnly: true,
+  },
+  {
+    path: '/functions',
+    label: 'Functions',
+    description: 'Registered functions, schemas and Invoke',
+    icon: SquareFunction,
+    key: 'f',
+    section: 'Build',
+  },
+  {
+    path: '/triggers',
+    label: 'Triggers',
+    description: 'HTTP, cron, event, queue and state bindings',
+    icon: Zap,
+    key: 't',
+    section: 'Build',
+  },
+  {
+    path: '/workers',
+    label: 'Workers',
+    description: 'Connected worker processes and engine modules',
+    icon: Cpu,
+    key: 'k',
+    section: 'Build',
+  },
+  { path: '/states', label: 'States', description: 'The key-value state store', icon: Database, key: 's', section: 'Data' },
+  { path: '/streams', label: 'Streams', description: 'Streams, groups and the live monitor', icon: Radio, key: 'm', section: 'Data' },
+  { path: '/queues', label: 'Queues', description: 'Durable queues and dead letters', icon: Inbox, key: 'q', section: 'Data' },
+  { path: '/traces', label: 'Traces', description: 'Distributed traces of every invocation', icon: Activity, key: 'r', section: 'Observe' },
+  { path: '/logs', label: 'Logs', description: 'Structured logs with live tail', icon: ScrollText, key: 'l', section: 'Observe' },
+  {
+    path: '/config',
+    label: 'Config',
+    description: 'Connectivity, ports, OpenTelemetry and versions',
+    icon: Settings2,
+    key: 'c',
+    section: 'System',
+  },
+];
