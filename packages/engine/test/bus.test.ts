@@ -14,6 +14,15 @@ async function worker(): Promise<RawClient & { workerId: string; token: string }
   return client;
 }
 
+/** Register `id` on `owner` and wait until the engine lists it (frames on two sockets can race). */
+async function register(owner: RawClient, id: string, extra: Record<string, unknown> = {}): Promise<void> {
+  owner.send({ type: 'registerfunction', id, ...extra });
+  await waitFor(async () => {
+    const info = await owner.call('engine::functions::info', { function_id: id });
+    return (info.result as { worker_id?: string } | undefined)?.worker_id === (owner as RawClient & { workerId?: string }).workerId;
+  });
+}
+
 beforeAll(async () => {
   engine = await startEngine({
     configYaml: 'workers:\n  - name: eng-worker-manager\n    config:\n      port: {{BUS_PORT}}\n      max_frame_bytes: 1048576\n',
@@ -53,7 +62,7 @@ describe('worker bus: invocation routing', () => {
   it('routes a call to the owning worker, injects _caller_worker_id and reuses the invocation id', async () => {
     const executor = await worker();
     const caller = await worker();
-    executor.send({ type: 'registerfunction', id: 'bus::echo', description: 'echo' });
+    await register(executor, 'bus::echo', { description: 'echo' });
     await waitFor(async () => (await caller.call('engine::functions::list', {})).result);
     const invocationId = crypto.randomUUID();
     caller.send({
@@ -82,7 +91,7 @@ describe('worker bus: invocation routing', () => {
   it('relays handler errors with code, message and stacktrace', async () => {
     const executor = await worker();
     const caller = await worker();
-    executor.send({ type: 'registerfunction', id: 'bus::fail' });
+    await register(executor, 'bus::fail');
     const pending = caller.call('bus::fail', {});
     const call = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::fail');
     executor.send({
@@ -96,8 +105,7 @@ describe('worker bus: invocation routing', () => {
   it('void calls get no reply while the handler still runs with an invocation id', async () => {
     const executor = await worker();
     const caller = await worker();
-    executor.send({ type: 'registerfunction', id: 'bus::void' });
-    await new Promise((r) => setTimeout(r, 50));
+    await register(executor, 'bus::void');
     caller.send({ type: 'invokefunction', function_id: 'bus::void', data: { n: 1 }, action: { type: 'void' } });
     const call = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::void');
     expect(call.invocation_id).toMatch(UUID);
@@ -109,8 +117,7 @@ describe('worker bus: invocation routing', () => {
   it('treats a missing data field as null instead of dropping the call', async () => {
     const executor = await worker();
     const caller = await worker();
-    executor.send({ type: 'registerfunction', id: 'bus::nodata' });
-    await new Promise((r) => setTimeout(r, 50));
+    await register(executor, 'bus::nodata');
     const id = crypto.randomUUID();
     caller.send({ type: 'invokefunction', invocation_id: id, function_id: 'bus::nodata' });
     const call = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::nodata');
@@ -120,7 +127,7 @@ describe('worker bus: invocation routing', () => {
   it('ends calls in flight with invocation_stopped when the executor disconnects, and drops its functions', async () => {
     const executor = await worker();
     const caller = await worker();
-    executor.send({ type: 'registerfunction', id: 'bus::slow' });
+    await register(executor, 'bus::slow');
     const pending = caller.call('bus::slow', {});
     await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::slow');
     await executor.terminate();
@@ -133,10 +140,8 @@ describe('worker bus: invocation routing', () => {
     const first = await worker();
     const second = await worker();
     const caller = await worker();
-    first.send({ type: 'registerfunction', id: 'bus::owned' });
-    await new Promise((r) => setTimeout(r, 30));
-    second.send({ type: 'registerfunction', id: 'bus::owned' });
-    await new Promise((r) => setTimeout(r, 30));
+    await register(first, 'bus::owned');
+    await register(second, 'bus::owned');
     first.send({ type: 'unregisterfunction', id: 'bus::owned' }); // no longer the owner: ignored
     await new Promise((r) => setTimeout(r, 30));
     const pending = caller.call('bus::owned', {});
@@ -151,8 +156,7 @@ describe('worker bus: invocation routing', () => {
   it('answers the enqueue action with enqueue_error when no queue provider is installed', async () => {
     const caller = await worker();
     const executor = await worker();
-    executor.send({ type: 'registerfunction', id: 'bus::queued' });
-    await new Promise((r) => setTimeout(r, 30));
+    await register(executor, 'bus::queued');
     const result = await caller.call('bus::queued', {}, { action: { type: 'enqueue', queue: 'default' } });
     expect((result.error as { code: string }).code).toBe('enqueue_error');
     expect((result.error as { message: string }).message).toMatch(/eng-queue/);
@@ -237,8 +241,12 @@ describe('worker bus: reattach', () => {
     const fresh = await worker();
     fresh.send({ type: 'reattach', previous_worker_id: old.workerId, reattach_token: old.token });
     await old.waitClosed();
-    const list = await fresh.result<{ functions: Array<{ function_id: string }> }>('engine::functions::list');
-    expect(list.functions.map((f) => f.function_id)).not.toContain('bus::reattach');
+    expect(old.closeInfo?.code).toBe(4000);
+    // the engine cleans up when its side of the socket closes, which may trail the client's by a moment
+    await waitFor(async () => {
+      const list = await fresh.result<{ functions: Array<{ function_id: string }> }>('engine::functions::list');
+      return !list.functions.some((f) => f.function_id === 'bus::reattach');
+    });
   });
 });
 
@@ -247,8 +255,7 @@ describe('custom trigger types', () => {
     const provider = await worker();
     const consumer = await worker();
     provider.send({ type: 'registertriggertype', id: 'tt.webhook', description: 'test hook' });
-    consumer.send({ type: 'registerfunction', id: 'bus::on_hook' });
-    await new Promise((r) => setTimeout(r, 30));
+    await register(consumer, 'bus::on_hook');
     consumer.send({
       type: 'registertrigger',
       message_type: 'registertrigger',

@@ -1,6 +1,7 @@
 import { EngClient } from './client.ts';
 import { randomId } from './ids.ts';
 import { browserSocketFactory } from './socket-browser.ts';
+import { noContextStore } from './tracing.ts';
 import type { ConnectOptions, RuntimeInfo } from './types.ts';
 
 // Browser entry point (the `browser` export condition): the client on the global WebSocket.
@@ -20,6 +21,8 @@ const tabId = randomId().slice(0, 8);
 
 const browserRuntime: RuntimeInfo = {
   runtime: 'browser',
+  contextStore: noContextStore,
+  env: () => undefined,
   defaultUrl: () => envUrl() ?? DEFAULT_ENGINE_URL,
   defaultName: () => `browser:${globalThis.location?.host || 'page'}:${tabId}`,
   os: () => globalThis.navigator?.userAgent ?? 'browser',

@@ -17,6 +17,7 @@ import { randomId } from './ids.ts';
 import { Inbound } from './inbound.ts';
 import { consoleLogger, guardLogger, printableUrl } from './logger.ts';
 import type { SocketFactory } from './socket.ts';
+import { type LogLevel, newTraceparent, SdkTracer } from './tracing.ts';
 import type {
   CallOptions,
   ClientEventName,
@@ -33,7 +34,9 @@ import type {
   TriggerTypeInfo,
   TriggerTypeProvider,
   TriggerTypeRef,
+  WorkerLogger,
 } from './types.ts';
+import { SDK_VERSION } from './version.ts';
 import { workerInfo } from './worker-info.ts';
 
 /**
@@ -49,6 +52,10 @@ export class EngClient {
   private readonly inbound: Inbound;
   private readonly channelHost: ChannelHost;
   private readonly events: ClientEmitter;
+  /** Null when tracing is off. */
+  private readonly tracer: SdkTracer | null;
+  /** Logs that reach the engine's log store, carrying the current span's ids. */
+  readonly log: WorkerLogger;
 
   private currentWorkerId?: string;
   private reattachFrom?: { workerId: string; token: string };
@@ -98,7 +105,12 @@ export class EngClient {
       },
     );
     this.calls = new Calls(this.connection, this.logger);
+    this.tracer = this.createTracer();
+    this.log = this.workerLogger(() => runtime.contextStore.current());
     this.inbound = new Inbound({
+      tracer: this.tracer,
+      contextStore: runtime.contextStore,
+      workerLogger: (ctx) => this.workerLogger(() => ctx),
       logger: this.logger,
       channelHost: this.channelHost,
       sendText: (text) => this.connection.sendText(text),
@@ -109,6 +121,36 @@ export class EngClient {
       emitError: (error) => this.events.emit('error', error),
     });
     this.connection.start();
+  }
+
+  private createTracer(): SdkTracer | null {
+    const option = this.options.tracing;
+    const env = (name: string) => this.runtime.env(name)?.toLowerCase();
+    const disabledByEnv = env('ENG_TRACING') === 'false' || env('OTEL_ENABLED') === 'false' || env('OTEL_SDK_DISABLED') === 'true';
+    const enabled = option === undefined ? this.runtime.runtime === 'node' && !disabledByEnv : option !== false;
+    if (!enabled) return null;
+    const settings = typeof option === 'object' ? option : {};
+    return new SdkTracer({
+      serviceName: settings.serviceName ?? this.runtime.env('OTEL_SERVICE_NAME') ?? this.options.name ?? this.runtime.defaultName(),
+      serviceVersion: SDK_VERSION,
+      payloads: settings.payloads ?? env('ENG_DISABLE_TRACE_PAYLOADS') !== '1',
+      send: (frame) => this.connection.sendBinary(frame),
+    });
+  }
+
+  private workerLogger(context: () => import('./tracing.ts').ActiveContext | undefined): WorkerLogger {
+    const emit = (level: LogLevel) => (message: string, data?: unknown) => {
+      if (this.tracer) this.tracer.log(level, message, data, context());
+      else
+        (level === 'error'
+          ? this.logger.error
+          : level === 'warn'
+            ? this.logger.warn
+            : level === 'info'
+              ? this.logger.info
+              : this.logger.debug)(message, ...(data === undefined ? [] : [data]));
+    };
+    return { trace: emit('trace'), debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
   }
 
   /** The id the engine gave this connection; undefined while disconnected. */
@@ -243,6 +285,12 @@ export class EngClient {
     const frame: Record<string, unknown> = { type: 'invokefunction', function_id, data: request.payload ?? null };
     if (action) frame.action = action;
     if (request.metadata !== undefined) frame.metadata = request.metadata;
+    // spec §2.6: calls carry the current span's context, so one trace crosses workers
+    const ambient = this.runtime.contextStore.current();
+    const traceparent = request.traceparent ?? ambient?.traceparent ?? (this.tracer ? newTraceparent() : undefined);
+    if (traceparent) frame.traceparent = traceparent;
+    const baggage = request.baggage ?? ambient?.baggage;
+    if (baggage) frame.baggage = baggage;
     // spec §2.3.9: fire-and-forget calls carry no invocation id and get no reply
     const invocationId = action?.type === 'void' ? undefined : randomId();
     if (invocationId) frame.invocation_id = invocationId;
@@ -290,6 +338,7 @@ export class EngClient {
   close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      this.tracer?.stop(); // ship what is buffered while the socket is still open
       this.abandon(new EngError(ErrorCode.NotConnected, 'client closed'));
       for (const end of [...this.channelEnds]) end.abort('client closed');
       void this.inbound.dropBindings();

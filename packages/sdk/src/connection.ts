@@ -77,6 +77,18 @@ export class Connection {
     }
   }
 
+  /** Sends one binary frame (telemetry); false when there is no open socket. */
+  sendBinary(bytes: Uint8Array): boolean {
+    if (!this.isOpen || !this.socket) return false;
+    try {
+      this.socket.send(bytes);
+      return true;
+    } catch (err) {
+      this.settings.logger.warn('sending a frame failed', err);
+      return false;
+    }
+  }
+
   /** Stop reconnecting and close the socket; resolves once it is closed. */
   close(): Promise<void> {
     if (this.closing) return this.closing;

@@ -8,13 +8,17 @@ import {
   type UnregisterTrigger,
 } from '@eng/protocol';
 import { type ChannelHost, resolveChannelRefs } from './channels.ts';
-import type { FunctionHandler, InvocationContext, Logger, TriggerBinding, TriggerTypeProvider } from './types.ts';
+import { type ActiveContext, type ContextStore, payloadPreview, type SdkTracer } from './tracing.ts';
+import type { FunctionHandler, InvocationContext, Logger, TriggerBinding, TriggerTypeProvider, WorkerLogger } from './types.ts';
 
 // What the engine asks of this worker: run a function (spec §2.3.9/§2.3.10), and, as the provider
 // of a trigger type, accept or drop bindings (§2.3.6-§2.3.8, §5.11).
 
 export interface InboundHost {
   logger: Logger;
+  tracer: SdkTracer | null;
+  contextStore: ContextStore;
+  workerLogger(ctx: ActiveContext | undefined): WorkerLogger;
   channelHost: ChannelHost;
   /** Sends one encoded frame; false when there is no open socket. */
   sendText(text: string): boolean;
@@ -76,35 +80,52 @@ export class Inbound {
       return;
     }
     const data = message.data === undefined ? null : message.data;
+    // spec §2.6 (0.22.1): the handler runs inside an `execute <function_id>` span, child of the caller's context
+    const span = this.host.tracer?.startSpan(`execute ${functionId}`, message.traceparent ?? undefined);
+    const active: ActiveContext | undefined = span
+      ? { traceparent: span.traceparent, baggage: message.baggage ?? undefined, traceId: span.context.traceId, spanId: span.context.spanId }
+      : undefined;
+    if (span) {
+      span.setAttribute('function_id', functionId).setAttribute('faas.invoked_name', functionId);
+      if (message.invocation_id) span.setAttribute('eng.invocation.id', message.invocation_id);
+      const caller = callerOf(data);
+      if (caller) span.setAttribute('eng.caller.worker_id', caller);
+      if (this.host.tracer?.payloads) span.addEvent('eng.invocation.input', { 'eng.payload': payloadPreview(data) });
+    }
     const ctx: InvocationContext = {
       invocationId: message.invocation_id ?? undefined,
       functionId,
       metadata: message.metadata,
-      traceparent: message.traceparent ?? undefined,
+      traceparent: active?.traceparent ?? message.traceparent ?? undefined,
       baggage: message.baggage ?? undefined,
       callerWorkerId: callerOf(data),
+      log: this.host.workerLogger(active),
     };
     let outcome: { result?: unknown; error?: ErrorBody };
     try {
       const input = resolveChannelRefs(data, this.host.channelHost);
-      outcome = { result: await entry.handler(input, ctx) };
+      const run = () => entry.handler(input, ctx);
+      outcome = { result: await (active ? this.host.contextStore.run(active, run) : run()) };
+      if (span && this.host.tracer?.payloads) span.addEvent('eng.invocation.output', { 'eng.payload': payloadPreview(outcome.result) });
+      span?.end();
     } catch (err) {
       outcome = { error: toErrorBody(err) };
+      span?.end({ error: outcome.error });
       // with an invocation id the caller hears about it; without one, only the log does
       if (message.invocation_id) this.host.logger.debug(`function ${functionId} failed: ${describe(err)}`);
       else this.host.logger.warn(`function ${functionId} failed: ${describe(err)}`);
     }
-    this.reply(message, outcome);
+    this.reply(message, outcome, active?.traceparent);
   }
 
-  private reply(message: InvokeFunction, outcome: { result?: unknown; error?: ErrorBody }): void {
+  private reply(message: InvokeFunction, outcome: { result?: unknown; error?: ErrorBody }, traceparent?: string): void {
     const invocationId = message.invocation_id;
     if (!invocationId) return; // spec §2.3.9: no id, nobody waiting
     const base = {
       type: 'invocationresult',
       invocation_id: invocationId,
       function_id: message.function_id,
-      traceparent: message.traceparent ?? undefined,
+      traceparent: traceparent ?? message.traceparent ?? undefined,
       baggage: message.baggage ?? undefined,
     };
     let text: string;

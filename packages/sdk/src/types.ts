@@ -28,6 +28,21 @@ export interface ConnectOptions {
   /** WebSocket implementation to use instead of `ws` (Node) or the global one (browser). */
   WebSocket?: WebSocketConstructor;
   logger?: Logger;
+  /**
+   * Traces and logs shipped to the engine (spec §2.6, §8.1): an `execute <function_id>` span per
+   * handler run, trace context on every call. Default on in Node (off with `ENG_TRACING=false` or
+   * `OTEL_ENABLED=false`), off in browsers.
+   */
+  tracing?: boolean | { serviceName?: string; payloads?: boolean };
+}
+
+/** Structured logs that reach the engine's log store, correlated with the current span. */
+export interface WorkerLogger {
+  trace(message: string, data?: unknown): void;
+  debug(message: string, data?: unknown): void;
+  info(message: string, data?: unknown): void;
+  warn(message: string, data?: unknown): void;
+  error(message: string, data?: unknown): void;
 }
 
 /** What a function handler learns about the call besides its input. */
@@ -41,6 +56,8 @@ export interface InvocationContext {
   baggage?: string;
   /** Worker id of the calling worker; absent for engine-originated calls (HTTP, cron, …). */
   callerWorkerId?: string;
+  /** Logs bound to this invocation's span (they carry its trace_id and span_id). */
+  log: WorkerLogger;
 }
 
 export type FunctionHandler<TInput = unknown, TOutput = unknown> = (input: TInput, ctx: InvocationContext) => TOutput | Promise<TOutput>;
@@ -104,11 +121,16 @@ export interface TriggerRequest {
   action?: WireTriggerAction;
   timeoutMs?: number;
   metadata?: unknown;
+  /** W3C trace context to send; default: the current span's, else a new trace (so the caller knows its id). */
+  traceparent?: string;
+  baggage?: string;
 }
 
 export interface CallOptions {
   timeoutMs?: number;
   metadata?: unknown;
+  traceparent?: string;
+  baggage?: string;
 }
 
 export interface ClientEvents {
@@ -122,6 +144,10 @@ export type ClientEventName = keyof ClientEvents;
 /** What differs between runtimes besides the socket: defaults and what the worker reports about itself. */
 export interface RuntimeInfo {
   runtime: 'node' | 'browser';
+  /** Ambient trace context (AsyncLocalStorage on Node). */
+  contextStore: import('./tracing.ts').ContextStore;
+  /** `ENG_*` / `OTEL_*` settings where the runtime has an environment. */
+  env(name: string): string | undefined;
   defaultUrl(): string;
   defaultName(): string;
   os(): string;

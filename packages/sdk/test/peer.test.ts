@@ -36,7 +36,8 @@ async function peer(): Promise<{ url: string; next(): Promise<PeerConnection> }>
   server.on('connection', (socket) => {
     const frames: Frame[] = [];
     const waiters: Array<{ match: (f: Frame) => boolean; resolve(f: Frame): void }> = [];
-    socket.on('message', (data) => {
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) return; // telemetry frames (OTLP/LOGS), not protocol messages
       const frame = JSON.parse(data.toString()) as Frame;
       frames.push(frame);
       for (const waiter of [...waiters]) {
