@@ -1,0 +1,140 @@
+import type { Readable, Writable } from 'node:stream';
+import { connect, type EngClient } from '@eng/sdk';
+import { BuiltinHandlers } from './builtin-handlers.ts';
+import { builtinsVisible } from './builtins.ts';
+import { engineFunctionIds, registerEngineFunctions } from './engine-functions.ts';
+import { EngineView } from './engine-view.ts';
+import type { ExposurePolicy } from './exposure.ts';
+import { HttpEndpoint } from './http/endpoint.ts';
+import { type Log, stderrLog } from './log.ts';
+import type { McpOptions } from './options.ts';
+import { ResourceService } from './resources.ts';
+import { createSession, SERVER_VERSION, type ServerDeps } from './server.ts';
+import { SessionHub } from './sessions.ts';
+import { StdioTransport } from './stdio-transport.ts';
+import { ToolService } from './tools.ts';
+import { ChangeWatcher } from './watcher.ts';
+import { WorkerManager } from './worker-manager.ts';
+
+// Wires eng-mcp together: one engine connection (@eng/sdk), then stdio (default) or the HTTP
+// endpoint (--no-stdio), seed §1 and §4.4.
+
+export interface RunningMcp {
+  client: EngClient;
+  shutdown(): Promise<void>;
+}
+
+export interface RunIo {
+  stdin: Readable;
+  stdout: Writable;
+  log?: Log;
+}
+
+export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.stdin, stdout: process.stdout }): Promise<RunningMcp> {
+  const log = io.log ?? stderrLog(options.debug);
+  const policy: ExposurePolicy = { exposeAll: options.exposeAll, tier: options.tier };
+  const flags = { noBuiltins: options.noBuiltins, httpBuiltins: options.httpBuiltins };
+  if (options.exposeAll) {
+    log.warn('--expose-all is set: every function outside the hard floor is exposed as a tool, opted in or not (development only)');
+  }
+  if (options.noBuiltins && options.httpBuiltins) log.warn('--no-builtins wins over --http-builtins: built-in tools are hidden everywhere');
+
+  const client = connect(options.engineUrl, {
+    name: options.workerName,
+    description: 'MCP surface: opted-in functions as MCP tools',
+    invocationTimeoutMs: options.invocationTimeoutMs,
+    // stdout is the protocol: the SDK must log through us (stderr)
+    logger: {
+      debug: (m) => log.debug(`sdk: ${m}`),
+      info: (m) => log.debug(`sdk: ${m}`),
+      warn: (m) => log.warn(`sdk: ${m}`),
+      error: (m) => log.error(`sdk: ${m}`),
+    },
+  });
+  const view = new EngineView(client);
+  const hub = new SessionHub();
+  const workers = new WorkerManager(options.engineUrl, log);
+  const builtins = new BuiltinHandlers({ client, view, policy, workers, log });
+  const ids = engineFunctionIds();
+  const tools = new ToolService({
+    client,
+    view,
+    policy,
+    flags,
+    builtins,
+    hub,
+    invocationTimeoutMs: options.invocationTimeoutMs,
+    progressFunctionId: ids.progress,
+    logFunctionId: ids.log,
+  });
+  const transport = options.noStdio ? 'http' : 'stdio';
+  const resources = new ResourceService(view, policy);
+  const watcher = new ChangeWatcher(
+    view,
+    policy,
+    hub,
+    resources,
+    () => ({
+      server: { name: 'eng-mcp', version: SERVER_VERSION },
+      transport,
+      engineUrl: options.engineUrl,
+      policy,
+      builtinsVisible: builtinsVisible(transport, flags),
+      progressFunctionId: ids.progress,
+      logFunctionId: ids.log,
+    }),
+    log,
+  );
+  const deps: ServerDeps = {
+    tools,
+    view,
+    policy,
+    flags,
+    hub,
+    log,
+    engineUrl: options.engineUrl,
+    progressFunctionId: ids.progress,
+    logFunctionId: ids.log,
+    onSubscribe: (uri) => watcher.prime(uri),
+  };
+  registerEngineFunctions(client, hub, ids, () => watcher.schedule());
+
+  let endpoint: HttpEndpoint | undefined;
+  let stopping: Promise<void> | undefined;
+  const shutdown = () => {
+    stopping ??= (async () => {
+      watcher.stop();
+      builtins.unregisterAll();
+      await workers.stopAll();
+      await endpoint?.closeAll();
+      await client.close();
+    })();
+    return stopping;
+  };
+  // a child must never outlive us, whatever way we end
+  process.once('exit', () => workers.killAllNow());
+
+  if (options.noStdio) {
+    endpoint = new HttpEndpoint(client, hub, (id) => createSession('http', deps, id), options, log);
+    endpoint.register();
+    log.info(`MCP Streamable HTTP registered: POST/GET/DELETE /mcp on the engine HTTP port (engine ${options.engineUrl})`);
+  } else {
+    const session = createSession('stdio', deps, 'stdio');
+    const stdio = new StdioTransport(io.stdin, io.stdout, () => session.protocolVersion);
+    stdio.onclose = () => {
+      hub.remove(session);
+      log.info('stdin closed; shutting down');
+      void shutdown().finally(() => process.exit(0));
+    };
+    await session.server.connect(stdio);
+    hub.add(session);
+    log.info(`MCP server on stdio (engine ${options.engineUrl})`);
+  }
+  watcher.start(options.pollMs);
+
+  client.ready({ timeoutMs: 5000 }).then(
+    () => log.info(`connected to the eng engine at ${options.engineUrl}`),
+    () => log.warn(`no connection to the eng engine at ${options.engineUrl} yet; retrying in the background`),
+  );
+  return { client, shutdown };
+}

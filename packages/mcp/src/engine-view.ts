@@ -1,0 +1,110 @@
+import type { EngClient } from '@eng/sdk';
+import type { FunctionRow } from './exposure.ts';
+
+// What eng-mcp reads from the engine, through the SDK only (ARCHITECTURE: every surface is a worker).
+// spec: engine-protocol §4.1; mcp.md §18 (slim listing rows on newer iii engines).
+
+const LIST_FUNCTIONS = 'engine::functions::list';
+const FUNCTION_INFO = 'engine::functions::info';
+const LIST_WORKERS = 'engine::workers::list';
+const LIST_REGISTERED_TRIGGERS = 'engine::registered-triggers::list';
+const LIST_TRIGGERS_011 = 'engine::triggers::list';
+const INFO_BATCH = 32;
+
+export interface TriggerRow {
+  id: string;
+  trigger_type: string;
+  function_id: string;
+  config?: unknown;
+  [key: string]: unknown;
+}
+
+export interface WorkerRow {
+  id: string;
+  name?: string;
+  functions?: string[];
+  [key: string]: unknown;
+}
+
+const codeOf = (err: unknown) => (err as { code?: string } | null)?.code;
+
+export class EngineView {
+  constructor(
+    private readonly client: EngClient,
+    private readonly timeoutMs = 10_000,
+  ) {}
+
+  private call<T>(functionId: string, payload: unknown): Promise<T> {
+    return this.client.trigger<T>({ function_id: functionId, payload, timeoutMs: this.timeoutMs });
+  }
+
+  /** Non-internal functions; slim rows (no schemas) are completed with `engine::functions::info`. */
+  async listFunctions(): Promise<FunctionRow[]> {
+    const result = await this.call<{ functions?: FunctionRow[] }>(LIST_FUNCTIONS, {});
+    const rows = Array.isArray(result?.functions) ? result.functions.filter((f) => typeof f?.function_id === 'string') : [];
+    const slim = rows.filter((row) => !('request_format' in row));
+    if (slim.length === 0) return rows;
+    const details = new Map<string, FunctionRow>();
+    for (let i = 0; i < slim.length; i += INFO_BATCH) {
+      const ids = slim.slice(i, i + INFO_BATCH).map((row) => row.function_id);
+      try {
+        const info = await this.call<{ functions?: Array<FunctionRow & { request_schema?: unknown; response_schema?: unknown }> }>(
+          FUNCTION_INFO,
+          { function_ids: ids },
+        );
+        for (const d of info?.functions ?? []) details.set(d.function_id, d);
+      } catch {
+        break; // an engine without the detail call: keep the rows as they are
+      }
+    }
+    return rows.map((row) => {
+      const d = details.get(row.function_id) as (FunctionRow & { request_schema?: unknown; response_schema?: unknown }) | undefined;
+      if (!d) return row;
+      return { ...row, request_format: d.request_format ?? d.request_schema, response_format: d.response_format ?? d.response_schema };
+    });
+  }
+
+  /**
+   * One function as the engine knows it right now (the fresh re-check of seed §4.3 rule 4c), or
+   * null when it does not exist. Engines without `engine::functions::info` fall back to the list.
+   */
+  async functionInfo(functionId: string): Promise<FunctionRow | null> {
+    try {
+      const d = await this.call<FunctionRow & { request_schema?: unknown; response_schema?: unknown }>(FUNCTION_INFO, {
+        function_id: functionId,
+      });
+      if (!d || typeof d.function_id !== 'string') return null;
+      return { ...d, request_format: d.request_format ?? d.request_schema, response_format: d.response_format ?? d.response_schema };
+    } catch (err) {
+      if (codeOf(err) === 'NOT_FOUND') return null;
+      if (codeOf(err) !== 'function_not_found') throw err;
+    }
+    return (await this.listFunctions()).find((row) => row.function_id === functionId) ?? null;
+  }
+
+  async listWorkers(): Promise<WorkerRow[]> {
+    const result = await this.call<{ workers?: WorkerRow[] }>(LIST_WORKERS, {});
+    return Array.isArray(result?.workers) ? result.workers : [];
+  }
+
+  async listTriggers(): Promise<TriggerRow[]> {
+    try {
+      const result = await this.call<{ registered_triggers?: TriggerRow[] }>(LIST_REGISTERED_TRIGGERS, {});
+      return Array.isArray(result?.registered_triggers) ? result.registered_triggers : [];
+    } catch (err) {
+      if (codeOf(err) !== 'function_not_found') throw err;
+    }
+    // engine 0.11: instances are listed by engine::triggers::list
+    const result = await this.call<{ triggers?: TriggerRow[] }>(LIST_TRIGGERS_011, {});
+    return Array.isArray(result?.triggers) ? result.triggers : [];
+  }
+
+  async triggerInfo(id: string): Promise<TriggerRow | null> {
+    try {
+      return await this.call<TriggerRow>('engine::registered-triggers::info', { id });
+    } catch (err) {
+      if (codeOf(err) === 'NOT_FOUND') return null;
+      throw err;
+    }
+  }
+}

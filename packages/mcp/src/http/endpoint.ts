@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import type { ChannelWriter, EngClient } from '@eng/sdk';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { batchesAllowed, classify, errorMessage, INVALID_REQUEST, isRequest, PARSE_ERROR } from '../jsonrpc.ts';
+import type { Log } from '../log.ts';
+import { SUPPORTED_VERSIONS } from '../server.ts';
+import type { McpSession, SessionHub } from '../sessions.ts';
+import { checkOrigin } from './origin.ts';
+import { type HttpReply, HttpSessionTransport, jsonReply } from './session-transport.ts';
+
+// spec: MCP transports/streamable-http (2025-03-26 → 2025-11-25), seed §4.3 — `/mcp` on the engine
+// HTTP port, served by one engine function bound to POST, GET and DELETE http triggers
+// (mcp.md §12: the reference answered POST only, always 200, with no sessions or checks).
+
+export const HTTP_FUNCTION_ID = 'mcp::http';
+export const MCP_PATH = 'mcp';
+const SESSION_IDLE_MS = 30 * 60_000;
+const MAX_SESSIONS = 10_000;
+
+/** What eng-http hands the function (engine-protocol §5.2); channel ends are live SDK objects. */
+interface HttpInput {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  response?: ChannelWriter;
+}
+
+interface Entry {
+  session: McpSession;
+  transport: HttpSessionTransport;
+}
+
+export interface EndpointOptions {
+  allowedOrigins: string[];
+  allowedHosts: string[];
+  maxBodyBytes: number;
+}
+
+const SESSION_HEADER = 'mcp-session-id';
+const error = (status: number, code: number, message: string, headers?: Record<string, string>) =>
+  jsonReply(status, errorMessage(null, code, message), headers);
+
+/** `application/json` (with parameters) as a parsed media type, not a substring. */
+function isJsonType(value: string | undefined): boolean {
+  return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+function accepts(header: string | undefined): { json: boolean; sse: boolean } {
+  if (!header) return { json: true, sse: false };
+  const types = header.split(',').map((part) => part.split(';')[0]?.trim().toLowerCase() ?? '');
+  const any = types.includes('*/*');
+  return {
+    json: any || types.includes('application/json') || types.includes('application/*'),
+    sse: any || types.includes('text/event-stream') || types.includes('text/*'),
+  };
+}
+
+export class HttpEndpoint {
+  private readonly entries = new Map<string, Entry>();
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    private readonly client: EngClient,
+    private readonly hub: SessionHub,
+    private readonly createSession: (id: string) => McpSession,
+    private readonly options: EndpointOptions,
+    private readonly log: Log,
+  ) {}
+
+  /** Register `mcp::http` and its three routes on the engine's http trigger type. */
+  register(): void {
+    this.client.registerFunction(HTTP_FUNCTION_ID, (input) => this.handle(input as HttpInput), {
+      description: 'MCP Streamable HTTP endpoint of eng-mcp (POST, GET and DELETE /mcp)',
+    });
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      this.client.registerTrigger({ type: 'http', function_id: HTTP_FUNCTION_ID, config: { api_path: MCP_PATH, http_method: method } });
+    }
+    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper.unref();
+  }
+
+  get sessionCount(): number {
+    return this.entries.size;
+  }
+
+  async handle(input: HttpInput): Promise<HttpReply | null> {
+    const headers = input.headers ?? {};
+    const refusal = checkOrigin(headers, this.options);
+    if (refusal) {
+      this.log.warn(`refused ${input.method ?? '?'} /mcp: ${refusal}`);
+      return error(403, -32000, `Forbidden: ${refusal}`);
+    }
+    const version = headers['mcp-protocol-version'];
+    if (version !== undefined && !(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
+      return error(
+        400,
+        -32000,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
+      );
+    }
+    switch ((input.method ?? '').toUpperCase()) {
+      case 'POST':
+        return this.post(input, headers);
+      case 'GET':
+        return this.get(input, headers);
+      case 'DELETE':
+        return this.delete(headers);
+      default:
+        return {
+          status_code: 405,
+          headers: { allow: 'GET, POST, DELETE', 'content-type': 'application/json' },
+          body: JSON.stringify(errorMessage(null, -32000, 'Method not allowed.')),
+        };
+    }
+  }
+
+  /** 400 without the header, 404 for an unknown (or ended) session. */
+  private lookup(headers: Record<string, string>): Entry | HttpReply {
+    const id = headers[SESSION_HEADER];
+    if (!id) return error(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const entry = this.entries.get(id);
+    if (!entry) return error(404, -32001, 'Session not found');
+    entry.session.lastActiveMs = Date.now();
+    return entry;
+  }
+
+  private async post(input: HttpInput, headers: Record<string, string>): Promise<HttpReply | null> {
+    const accept = accepts(headers.accept);
+    if (!accept.json && !accept.sse) {
+      return error(406, -32000, 'Not Acceptable: Client must accept application/json or text/event-stream');
+    }
+    if (!isJsonType(headers['content-type'])) {
+      return error(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    }
+    const declared = Number(headers['content-length']);
+    const size =
+      Number.isFinite(declared) && headers['content-length'] !== undefined ? declared : (JSON.stringify(input.body) ?? '').length;
+    if (size > this.options.maxBodyBytes) {
+      return error(413, -32000, `Payload Too Large: the body exceeds ${this.options.maxBodyBytes} bytes`);
+    }
+    // eng-http parses application/json bodies; invalid (or empty) JSON arrives as null
+    const body = input.body;
+    if (body === null || body === undefined) return error(400, PARSE_ERROR, 'Parse error: Invalid JSON');
+
+    const batch = Array.isArray(body);
+    const items = batch ? (body as unknown[]) : [body];
+    const messages: JSONRPCMessage[] = [];
+    const early: JSONRPCMessage[] = [];
+    for (const item of items) {
+      const classified = classify(item);
+      if (classified.ok) messages.push(classified.message);
+      else if (batch) early.push(classified.error as unknown as JSONRPCMessage);
+      else return jsonReply(400, classified.error);
+    }
+    if (batch && items.length === 0) return error(400, INVALID_REQUEST, 'Invalid Request: empty batch');
+
+    const initialize = messages.find((m) => isRequest(m) && m.method === 'initialize');
+    let entry: Entry;
+    let created = false;
+    if (initialize) {
+      if (headers[SESSION_HEADER]) return error(400, INVALID_REQUEST, 'Invalid Request: Server already initialized');
+      if (batch) return error(400, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch');
+      entry = await this.open();
+      created = true;
+    } else {
+      const found = this.lookup(headers);
+      if (!('session' in found)) return found;
+      entry = found;
+      if (batch && !batchesAllowed(entry.session.protocolVersion)) {
+        return error(
+          400,
+          INVALID_REQUEST,
+          `Invalid Request: JSON-RPC batches are not supported in protocol version ${entry.session.protocolVersion}`,
+        );
+      }
+    }
+    // progress notifications need a stream; otherwise JSON, which costs no channel (mcp.md §15)
+    const wantsProgress = messages.some(
+      (m) => isRequest(m) && (m.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken !== undefined,
+    );
+    const sse = accept.sse && (!accept.json || wantsProgress) && input.response !== undefined;
+    const reply = await entry.transport.post(
+      messages,
+      {
+        batch,
+        sse,
+        canStream: accept.sse && input.response !== undefined,
+        writer: input.response as ChannelWriter,
+        headers: { [SESSION_HEADER]: entry.session.id },
+      },
+      early,
+    );
+    if (created && !entry.session.initialized) {
+      // a failed initialize leaves no session behind, and names none
+      await this.close(entry);
+      if (reply) delete reply.headers[SESSION_HEADER];
+    }
+    return reply;
+  }
+
+  private async get(input: HttpInput, headers: Record<string, string>): Promise<HttpReply | null> {
+    if (!accepts(headers.accept).sse || !headers.accept) {
+      return error(406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    }
+    const found = this.lookup(headers);
+    if (!('session' in found)) return found;
+    if (!input.response) return error(500, -32603, 'the engine did not provide a response channel');
+    if (found.transport.hasStandaloneStream) return error(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
+    await found.transport.openStandalone(input.response, { [SESSION_HEADER]: found.session.id });
+    return null;
+  }
+
+  private async delete(headers: Record<string, string>): Promise<HttpReply> {
+    const found = this.lookup(headers);
+    if (!('session' in found)) return found;
+    await this.close(found);
+    return { status_code: 200, headers: { 'content-type': 'application/json' }, body: null };
+  }
+
+  private async open(): Promise<Entry> {
+    if (this.entries.size >= MAX_SESSIONS) this.evictOldest();
+    const id = randomUUID();
+    const session = this.createSession(id);
+    const transport = new HttpSessionTransport(id);
+    await session.server.connect(transport);
+    const entry = { session, transport };
+    this.entries.set(id, entry);
+    this.hub.add(session);
+    return entry;
+  }
+
+  private async close(entry: Entry): Promise<void> {
+    if (!this.entries.delete(entry.session.id)) return;
+    this.hub.remove(entry.session);
+    await entry.session.server.close().catch(() => undefined);
+  }
+
+  private evictOldest(): void {
+    let oldest: Entry | undefined;
+    for (const entry of this.entries.values()) {
+      if (!oldest || entry.session.lastActiveMs < oldest.session.lastActiveMs) oldest = entry;
+    }
+    if (oldest) void this.close(oldest);
+  }
+
+  /** Sessions idle for 30 minutes without a GET stream are ended; their clients re-initialize on the 404. */
+  private sweep(): void {
+    const cutoff = Date.now() - SESSION_IDLE_MS;
+    for (const entry of [...this.entries.values()]) {
+      if (entry.session.lastActiveMs < cutoff && !entry.transport.hasStandaloneStream) void this.close(entry);
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.entries.values()].map((entry) => this.close(entry)));
+  }
+}

@@ -1,0 +1,76 @@
+import { type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+// spec: JSON-RPC 2.0 and MCP basic protocol — telling good messages from bad ones, the same way on
+// stdio and HTTP. Codes: -32700 parse error, -32600 invalid request (mcp.md §14.1).
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+
+export interface ErrorMessage {
+  jsonrpc: '2.0';
+  id: RequestId | null;
+  error: { code: number; message: string };
+}
+
+export function errorMessage(id: RequestId | null, code: number, message: string): ErrorMessage {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/** The id of a message, when one can be read (for errors about a message that failed validation). */
+export function readableId(raw: unknown): RequestId | null {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+export type Classified = { ok: true; message: JSONRPCMessage } | { ok: false; error: ErrorMessage };
+
+/** One parsed JSON value → a JSON-RPC message, or the -32600 answer naming what is wrong. */
+export function classify(raw: unknown): Classified {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    return { ok: false, error: errorMessage(null, INVALID_REQUEST, 'Invalid Request: a message must be a JSON object') };
+  }
+  const value = raw as Record<string, unknown>;
+  if (value.jsonrpc !== '2.0') {
+    return { ok: false, error: errorMessage(readableId(value), INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"') };
+  }
+  if ('method' in value && 'id' in value && readableId(value) === null) {
+    // spec basic §requests: the id MUST be a string or an integer, never null
+    return { ok: false, error: errorMessage(null, INVALID_REQUEST, 'Invalid Request: "id" must be a string or a number') };
+  }
+  if ('method' in value && typeof value.method !== 'string') {
+    return { ok: false, error: errorMessage(readableId(value), INVALID_REQUEST, 'Invalid Request: "method" must be a string') };
+  }
+  const parsed = JSONRPCMessageSchema.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      error: errorMessage(readableId(value), INVALID_REQUEST, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response'),
+    };
+  }
+  return { ok: true, message: parsed.data };
+}
+
+export function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  // only called on messages `classify` accepted, where method + id means a request
+  return 'method' in message && 'id' in message;
+}
+
+export function isNotification(message: JSONRPCMessage): boolean {
+  return 'method' in message && !('id' in message);
+}
+
+export function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
+  return !('method' in message) && ('result' in message || 'error' in message);
+}
+
+/** The request a `notifications/cancelled` names, if the message is one. */
+export function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+  if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return undefined;
+  const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** spec 2025-03-26 allowed batches; 2025-06-18 removed them. */
+export function batchesAllowed(protocolVersion: string | undefined): boolean {
+  return protocolVersion === '2025-03-26';
+}

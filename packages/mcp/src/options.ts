@@ -1,0 +1,132 @@
+import { parseArgs } from 'node:util';
+import { describeZodError } from '@eng/protocol';
+import { z } from 'zod';
+
+// spec: seed §4.4 (component C flags). The supervisor passes the `config:` block of config.yaml
+// as JSON in ENG_WORKER_CONFIG (`eng worker add mcp` writes `{no_stdio: true}`); flags win over it.
+
+export const DEFAULT_ENGINE_URL = 'ws://localhost:49134';
+
+export interface McpOptions {
+  engineUrl: string;
+  noStdio: boolean;
+  exposeAll: boolean;
+  noBuiltins: boolean;
+  httpBuiltins: boolean;
+  tier?: string;
+  debug: boolean;
+  /** Extra `Origin` values accepted on /mcp besides loopback origins. */
+  allowedOrigins: string[];
+  /** Extra `Host` values accepted on /mcp besides loopback hosts. */
+  allowedHosts: string[];
+  /** Largest JSON-RPC body accepted on POST /mcp. */
+  maxBodyBytes: number;
+  /** Deadline of one tool invocation on the engine. */
+  invocationTimeoutMs: number;
+  /** How often the exposed set, workers and triggers are re-read to catch changes no event reports. */
+  pollMs: number;
+  /** Worker name on the engine. */
+  workerName: string;
+}
+
+export const USAGE = `Usage: eng-mcp [options]
+
+Expose opted-in eng functions (metadata "mcp.expose": true) to MCP clients as tools.
+
+Options:
+  --engine-url <URL>  engine WebSocket URL (default: $ENG_URL or ${DEFAULT_ENGINE_URL})
+  --no-stdio          skip stdio and run HTTP-only (POST /mcp on the engine HTTP port)
+  --expose-all        ignore the mcp.expose gate (development only); the hard floor still applies
+  --no-builtins       hide the 6 built-in tools everywhere; always wins over --http-builtins
+  --http-builtins     also advertise built-ins over HTTP
+  --tier <name>       show only functions whose mcp.tier equals the name
+  --debug             verbose logging (stderr)
+  -h, --help          show this help
+  -V, --version       print the version
+
+Logs go to stderr; stdout carries the MCP protocol only.`;
+
+const WorkerConfig = z
+  .object({
+    engine_url: z.string().min(1).optional(),
+    no_stdio: z.boolean().optional(),
+    expose_all: z.boolean().optional(),
+    no_builtins: z.boolean().optional(),
+    http_builtins: z.boolean().optional(),
+    tier: z.string().min(1).optional(),
+    debug: z.boolean().optional(),
+    allowed_origins: z.array(z.string()).optional(),
+    allowed_hosts: z.array(z.string()).optional(),
+    max_body_bytes: z.number().int().positive().optional(),
+    invocation_timeout_ms: z.number().int().positive().optional(),
+    poll_ms: z.number().int().min(100).optional(),
+  })
+  .strict();
+
+export type ParsedCommand =
+  | { kind: 'run'; options: McpOptions }
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'error'; message: string };
+
+function readWorkerConfig(text: string | undefined): z.infer<typeof WorkerConfig> | string {
+  if (!text || text.trim() === '') return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return `ENG_WORKER_CONFIG is not valid JSON: ${(err as Error).message}`;
+  }
+  const parsed = WorkerConfig.safeParse(raw ?? {});
+  return parsed.success ? parsed.data : `ENG_WORKER_CONFIG: ${describeZodError(parsed.error)}`;
+}
+
+export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedCommand {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        'engine-url': { type: 'string', short: 'e' },
+        'no-stdio': { type: 'boolean' },
+        'expose-all': { type: 'boolean' },
+        'no-builtins': { type: 'boolean' },
+        'http-builtins': { type: 'boolean' },
+        tier: { type: 'string' },
+        debug: { type: 'boolean', short: 'd' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
+      },
+    }));
+  } catch (err) {
+    return { kind: 'error', message: (err as Error).message };
+  }
+  if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
+  const config = readWorkerConfig(env.ENG_WORKER_CONFIG);
+  if (typeof config === 'string') return { kind: 'error', message: config };
+  const tier = (values.tier as string | undefined) ?? config.tier;
+  if (tier !== undefined && tier.trim() === '') return { kind: 'error', message: '--tier needs a non-empty name' };
+  const engineUrl = (values['engine-url'] as string | undefined) ?? config.engine_url ?? env.ENG_URL ?? DEFAULT_ENGINE_URL;
+  if (!/^wss?:\/\//.test(engineUrl)) return { kind: 'error', message: `--engine-url must be a ws:// or wss:// URL, got "${engineUrl}"` };
+  return {
+    kind: 'run',
+    options: {
+      engineUrl,
+      noStdio: Boolean(values['no-stdio'] ?? config.no_stdio ?? false),
+      exposeAll: Boolean(values['expose-all'] ?? config.expose_all ?? false),
+      noBuiltins: Boolean(values['no-builtins'] ?? config.no_builtins ?? false),
+      httpBuiltins: Boolean(values['http-builtins'] ?? config.http_builtins ?? false),
+      tier,
+      debug: Boolean(values.debug ?? config.debug ?? false),
+      allowedOrigins: config.allowed_origins ?? [],
+      allowedHosts: config.allowed_hosts ?? [],
+      maxBodyBytes: config.max_body_bytes ?? 4 * 1024 * 1024,
+      invocationTimeoutMs: config.invocation_timeout_ms ?? 30_000,
+      pollMs: config.poll_ms ?? 5_000,
+      workerName: env.ENG_WORKER_NAME || 'eng-mcp',
+    },
+  };
+}

@@ -1,0 +1,194 @@
+import type { Readable, Writable } from 'node:stream';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  batchesAllowed,
+  cancelledRequestId,
+  classify,
+  type ErrorMessage,
+  errorMessage,
+  INVALID_REQUEST,
+  isRequest,
+  isResponse,
+  PARSE_ERROR,
+} from './jsonrpc.ts';
+
+// spec: MCP transports/stdio — newline-delimited JSON-RPC on stdin/stdout. Unlike the SDK's
+// StdioServerTransport, a bad line gets its JSON-RPC error (-32700 / -32600) and the server keeps
+// serving; batches are answered as batches under 2025-03-26 and refused afterwards (mcp.md §11, §14.1).
+
+/** A line longer than this (in UTF-16 units, a lower bound of its bytes) is refused without being buffered further. */
+export const MAX_LINE_CHARS = 32 * 1024 * 1024;
+
+interface PendingBatch {
+  waiting: Set<RequestId>;
+  replies: JSONRPCMessage[];
+}
+
+export class StdioTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  sessionId?: string;
+
+  private buffer = '';
+  private skippingLongLine = false;
+  private initializeSeen = false;
+  private closed = false;
+  private readonly batches: PendingBatch[] = [];
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    /** The negotiated protocol version (decides whether batches are allowed). */
+    private readonly protocolVersion: () => string | undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    this.input.setEncoding('utf8');
+    this.input.on('data', (chunk: string) => this.onData(chunk));
+    this.input.on('end', () => void this.close());
+    this.input.on('error', (err) => this.onerror?.(err));
+    this.output.on('error', (err) => {
+      // EPIPE: the client went away; nothing more can be said to it
+      this.onerror?.(err);
+      void this.close();
+    });
+  }
+
+  private onData(chunk: string): void {
+    let text = this.buffer + chunk;
+    let newline = text.indexOf('\n');
+    while (newline !== -1) {
+      const line = text.slice(0, newline);
+      text = text.slice(newline + 1);
+      if (this.skippingLongLine) this.skippingLongLine = false;
+      else this.handleLine(line);
+      newline = text.indexOf('\n');
+    }
+    if (!this.skippingLongLine && text.length > MAX_LINE_CHARS) {
+      this.write(errorMessage(null, INVALID_REQUEST, `Invalid Request: message exceeds ${MAX_LINE_CHARS} characters`));
+      this.skippingLongLine = true;
+      text = '';
+    }
+    this.buffer = this.skippingLongLine ? '' : text;
+  }
+
+  private handleLine(line: string): void {
+    const trimmed = line.trim();
+    if (trimmed === '') return;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(trimmed);
+    } catch (err) {
+      this.write(errorMessage(null, PARSE_ERROR, `Parse error: ${(err as Error).message}`));
+      return;
+    }
+    if (Array.isArray(raw)) {
+      this.handleBatch(raw);
+      return;
+    }
+    const classified = classify(raw);
+    if (!classified.ok) {
+      this.write(classified.error);
+      return;
+    }
+    const refusal = this.gate(classified.message);
+    if (refusal) this.write(refusal);
+    else this.deliver(classified.message);
+  }
+
+  private handleBatch(items: unknown[]): void {
+    const version = this.protocolVersion();
+    if (!batchesAllowed(version)) {
+      const why = version ? `protocol version ${version}` : 'this session before initialize';
+      this.write(errorMessage(null, INVALID_REQUEST, `Invalid Request: JSON-RPC batches are not supported in ${why} (only 2025-03-26)`));
+      return;
+    }
+    if (items.length === 0) {
+      this.write(errorMessage(null, INVALID_REQUEST, 'Invalid Request: empty batch'));
+      return;
+    }
+    const batch: PendingBatch = { waiting: new Set(), replies: [] };
+    const accepted: JSONRPCMessage[] = [];
+    for (const item of items) {
+      const classified = classify(item);
+      if (!classified.ok) {
+        batch.replies.push(classified.error as unknown as JSONRPCMessage);
+        continue;
+      }
+      const refusal = this.gate(classified.message);
+      if (refusal) {
+        batch.replies.push(refusal as unknown as JSONRPCMessage);
+        continue;
+      }
+      if (isRequest(classified.message)) batch.waiting.add(classified.message.id);
+      accepted.push(classified.message);
+    }
+    if (batch.waiting.size) this.batches.push(batch);
+    for (const message of accepted) this.deliver(message);
+    if (batch.waiting.size === 0 && batch.replies.length) this.writeRaw(batch.replies);
+  }
+
+  /** spec basic/lifecycle: nothing but ping before initialize, and initialize only once. */
+  private gate(message: JSONRPCMessage): ErrorMessage | undefined {
+    if (!isRequest(message)) return undefined;
+    if (message.method === 'initialize') {
+      if (this.initializeSeen) return errorMessage(message.id, INVALID_REQUEST, 'Invalid Request: Server already initialized');
+      this.initializeSeen = true;
+      return undefined;
+    }
+    if (!this.initializeSeen && message.method !== 'ping') {
+      return errorMessage(message.id, INVALID_REQUEST, 'Invalid Request: Server not initialized (send initialize first)');
+    }
+    return undefined;
+  }
+
+  private deliver(message: JSONRPCMessage): void {
+    const cancelled = cancelledRequestId(message);
+    if (cancelled !== undefined) this.forget(cancelled);
+    this.onmessage?.(message);
+  }
+
+  /** A cancelled request gets no response (spec basic/utilities/cancellation), so its batch stops waiting for it. */
+  private forget(id: RequestId): void {
+    for (const batch of this.batches) {
+      if (batch.waiting.delete(id)) this.flushIfDone(batch);
+    }
+  }
+
+  private flushIfDone(batch: PendingBatch): void {
+    if (batch.waiting.size) return;
+    this.batches.splice(this.batches.indexOf(batch), 1);
+    if (batch.replies.length) this.writeRaw(batch.replies);
+  }
+
+  async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    if (isResponse(message)) {
+      const batch = this.batches.find((b) => b.waiting.has(message.id));
+      if (batch) {
+        batch.waiting.delete(message.id);
+        batch.replies.push(message);
+        this.flushIfDone(batch);
+        return;
+      }
+    }
+    this.writeRaw(message);
+  }
+
+  private write(message: ErrorMessage): void {
+    this.writeRaw(message);
+  }
+
+  private writeRaw(value: unknown): void {
+    if (this.closed) return;
+    this.output.write(`${JSON.stringify(value)}\n`);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.pause();
+    this.onclose?.();
+  }
+}

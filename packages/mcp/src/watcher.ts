@@ -1,0 +1,94 @@
+import type { EngineView } from './engine-view.ts';
+import type { ExposurePolicy } from './exposure.ts';
+import type { Log } from './log.ts';
+import type { ContextInfo, ResourceService } from './resources.ts';
+import type { SessionHub } from './sessions.ts';
+import { exposedTools } from './tools.ts';
+
+// spec: MCP server/tools §list-changed and server/resources §subscriptions. A refresh re-reads the
+// exposed tool set and every subscribed eng:// resource and notifies only on a real change (the
+// reference sent tools/list_changed on every engine event, mcp.md §10). Refreshes run on the
+// engine's `engine::functions-available` / `engine::workers-available` events and on a slow poll,
+// which also catches what no event reports (metadata changes, triggers).
+
+export class ChangeWatcher {
+  private lastTools?: string;
+  private readonly lastResources = new Map<string, string>();
+  private running = false;
+  private again = false;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly view: EngineView,
+    private readonly policy: ExposurePolicy,
+    private readonly hub: SessionHub,
+    private readonly resources: ResourceService,
+    private readonly context: () => ContextInfo,
+    private readonly log: Log,
+  ) {}
+
+  start(pollMs: number): void {
+    this.schedule();
+    this.timer = setInterval(() => {
+      if (this.hub.size > 0) this.schedule();
+    }, pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Coalesces: a refresh asked for while one runs runs once more afterwards. */
+  schedule(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void this.refresh()
+      .catch((err) => this.log.debug(`refresh failed: ${(err as Error).message}`))
+      .finally(() => {
+        this.running = false;
+        if (this.again) {
+          this.again = false;
+          this.schedule();
+        }
+      });
+  }
+
+  /** Record a subscription's current content, so the first change after subscribing is noticed. */
+  async prime(uri: string): Promise<void> {
+    if (!uri.startsWith('eng://') || this.lastResources.has(uri)) return;
+    this.lastResources.set(uri, await this.snapshot(uri));
+  }
+
+  private async snapshot(uri: string): Promise<string> {
+    try {
+      return JSON.stringify(await this.resources.payload(uri, this.context));
+    } catch (err) {
+      // a resource that does not exist (yet) is a state too; its appearance is a change
+      if ((err as { code?: number }).code === -32002) return 'not-found';
+      throw err;
+    }
+  }
+
+  private async refresh(): Promise<void> {
+    const tools = JSON.stringify(exposedTools(await this.view.listFunctions(), this.policy));
+    if (this.lastTools !== undefined && tools !== this.lastTools) {
+      this.log.info('the set of exposed tools changed; notifying clients');
+      this.hub.toolsChanged();
+    }
+    this.lastTools = tools;
+
+    const subscribed = this.hub.subscribedUris();
+    for (const uri of this.lastResources.keys()) if (!subscribed.has(uri)) this.lastResources.delete(uri);
+    for (const uri of subscribed) {
+      if (!uri.startsWith('eng://')) continue;
+      const text = await this.snapshot(uri);
+      const previous = this.lastResources.get(uri);
+      this.lastResources.set(uri, text);
+      if (previous !== undefined && previous !== text) this.hub.resourceUpdated(uri);
+    }
+  }
+}
