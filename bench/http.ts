@@ -5,9 +5,12 @@
  * requests/s.
  *
  *   node --import tsx bench/http.ts [--rounds 3] [--seconds 5] [--connections 50] [--worker iii|raw]
+ *                                   [--observability on|off]
  *
  * `--worker iii` (default) answers with the published iii-sdk 0.22.1, as a user's worker would;
  * `--worker raw` answers with a bare WebSocket client, to see the engine's own share.
+ * `--observability off` disables eng-observability (on by default, as in a default engine): its
+ * engine span per HTTP request is a large share of the engine's CPU per request.
  * The same file is the plain server and the worker when started with `--role plain|worker`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -25,6 +28,7 @@ const ROUNDS = Number(args.get('rounds') ?? 3);
 const SECONDS = Number(args.get('seconds') ?? 5);
 const CONNECTIONS = Number(args.get('connections') ?? 50);
 const WORKER = args.get('worker') ?? 'iii';
+const OBSERVABILITY = args.get('observability') ?? 'on';
 const PATH = '/bench/items/42';
 
 interface AutocannonResult {
@@ -126,9 +130,10 @@ async function main(): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'eng-bench-http-'));
   const config = join(dir, 'config.yaml');
+  const observability = OBSERVABILITY === 'off' ? '  - name: eng-observability\n    config:\n      enabled: false\n' : '';
   writeFileSync(
     config,
-    'workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: eng-http\n    config:\n      port: 0\n',
+    `workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: eng-http\n    config:\n      port: 0\n${observability}`,
   );
   const engine = await spawnTs(ENG_CLI, ['start', '-c', config, '--data-dir', join(dir, 'data')], /eng: ready (.*)\n/);
   const addresses = JSON.parse(engine.match[1] as string) as { bus: { url: string }; http: { url: string } };
@@ -164,7 +169,7 @@ async function main(): Promise<void> {
     const ratio = e.rps / p.rps;
     const workerName = WORKER === 'raw' ? 'bare WebSocket worker' : 'iii-sdk 0.22.1 worker';
     console.log(
-      `\nbench/http — GET ${PATH} (medians of ${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} keep-alive connections, autocannon)\n`,
+      `\nbench/http — GET ${PATH} (medians of ${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} keep-alive connections, autocannon; observability ${OBSERVABILITY})\n`,
     );
     console.log(
       table([

@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ChannelReader, type ChannelWriter, connect as engConnect } from '@eng/sdk';
 import { http } from '@iii-dev/helpers/http';
 import { registerWorker } from 'iii-sdk-0.22.1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -544,6 +545,50 @@ describe('http trigger: registration', () => {
     await b.shutdown();
     await waitFor(async () => (await fetch(`${base}/owned`, { method: 'POST' })).status === 404);
     expect(await (await fetch(`${base}/owned`, { method: 'POST' })).json()).toEqual({ error: { code: 'NOT_FOUND', message: 'Not Found' } });
+  });
+});
+
+describe('http trigger with @eng/sdk workers', () => {
+  it('serves params and JSON bodies, reads request_body and streams a response through the channel', async () => {
+    const client = engConnect(engine.busUrl, { name: 'http-eng-sdk' });
+    try {
+      client.registerFunction('eng::get', (req: any, ctx) => ({
+        body: { id: req.path_params.id, q: req.query_params, meta: ctx.metadata },
+      }));
+      client.registerTrigger({ type: 'http', function_id: 'eng::get', config: { api_path: 'eng/:id' }, metadata: { via: 'eng' } });
+      client.registerFunction('eng::post', async (req: any) => {
+        const raw = new TextDecoder().decode(await (req.request_body as ChannelReader).readAll());
+        return { status_code: 201, headers: ['X-Eng: yes'], body: { parsed: req.body, raw } };
+      });
+      client.registerTrigger({ type: 'http', function_id: 'eng::post', config: { api_path: 'eng', http_method: 'POST' } });
+      client.registerFunction('eng::stream', async (req: any) => {
+        const out = req.response as ChannelWriter;
+        await out.sendMessage(JSON.stringify({ type: 'set_status', status_code: 206 }));
+        await out.sendMessage(JSON.stringify({ type: 'set_headers', headers: { 'content-type': 'text/plain' } }));
+        await out.write('part 1, ');
+        await out.write('part 2');
+        await out.end();
+        return undefined;
+      });
+      client.registerTrigger({ type: 'http', function_id: 'eng::stream', config: { api_path: 'eng-stream' } });
+      await client.ready();
+      await Promise.all([routeReady('/eng/1'), routeReady('/eng', 'POST'), routeReady('/eng-stream')]);
+
+      const got = await fetch(`${base}/eng/abc?x=1`);
+      expect(await got.json()).toEqual({ id: 'abc', q: { x: '1' }, meta: { via: 'eng' } });
+
+      const posted = await fetch(`${base}/eng`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+      expect(posted.status).toBe(201);
+      expect(posted.headers.get('x-eng')).toBe('yes');
+      expect(await posted.json()).toEqual({ parsed: { n: 1 }, raw: '{"n":1}' });
+
+      const streamed = await fetch(`${base}/eng-stream`);
+      expect(streamed.status).toBe(206);
+      expect(streamed.headers.get('content-type')).toBe('text/plain');
+      expect(await streamed.text()).toBe('part 1, part 2');
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorBody, ErrorCode } from '@eng/protocol';
+import { type ChannelRef, type ErrorBody, ErrorCode } from '@eng/protocol';
 import type { ChannelManager, ChannelSource } from '../../bus/channels.ts';
 import { evaluateCondition } from '../../core/condition.ts';
 import type { InvokeOptions, InvokeOutcome } from '../../core/invoker.ts';
 import type { Logger } from '../../log.ts';
 import type { HttpModuleConfig } from './config.ts';
-import { flattenHeaders, PayloadTooLargeError, parseJsonBody, parseQuery, readBody } from './request.ts';
+import { flattenHeaders, hasBody, PayloadTooLargeError, parseJsonBody, parseQuery, readBody } from './request.ts';
 import { newErrorId, sendError, sendJson, sendShaped, shapeResult } from './response.ts';
 import { ResponseChannel } from './response-channel.ts';
 import type { RouteMatch } from './router.ts';
@@ -35,6 +35,20 @@ export interface PipelineEnv {
 const NO_RESULT_GRACE_MS = 1000;
 const CHANNEL_FRAME_BYTES = 64 * 1024;
 const BODY_SOURCE: ChannelSource = { pause() {}, resume() {}, close() {} };
+const EMPTY: Buffer = Buffer.alloc(0);
+
+/** The function's input (§5.2); the channel refs are added last. */
+interface HttpRequestPayload {
+  query_params: Record<string, string>;
+  path_params: Record<string, string>;
+  headers: Record<string, string>;
+  path: string;
+  method: string;
+  body: unknown;
+  trigger: { type: 'http'; path: string; method: string };
+  request_body?: ChannelRef;
+  response?: ChannelRef;
+}
 
 export async function serveTrigger(
   env: PipelineEnv,
@@ -45,40 +59,34 @@ export async function serveTrigger(
 ): Promise<void> {
   const timeoutMs = env.config.default_timeout;
   const deadline = Date.now() + timeoutMs;
-  const remaining = () => Math.max(1, deadline - Date.now());
   const route = match.route.value;
   const pattern = match.route.pattern;
   const method = req.method as string;
   const headers = flattenHeaders(req);
   const query_params = parseQuery(search);
-  const trace: InvokeOptions = {};
-  if (headers.traceparent) trace.traceparent = headers.traceparent;
-  if (headers.baggage) trace.baggage = headers.baggage;
 
-  const middlewareInput = () => ({
-    phase: 'preHandler',
-    request: { path_params: match.params, query_params, headers, method },
-    context: {},
-  });
   for (const functionId of env.globalMiddleware) {
-    if (!(await runMiddleware(env, res, functionId, middlewareInput(), { ...trace, timeoutMs: remaining() }))) return;
+    const input = middlewareInput(match.params, query_params, headers, method);
+    if (!(await runMiddleware(env, res, functionId, input, callOptions(headers, deadline)))) return;
   }
 
-  let raw: Buffer;
-  try {
-    raw = await readBody(req, env.config.body_limit_bytes);
-  } catch (err) {
-    if (err instanceof PayloadTooLargeError) {
-      // the rest of the body is discarded, never buffered; a huge announced body closes the connection
-      if (err.closeConnection) res.setHeader('connection', 'close');
-      sendError(res, 413, ErrorCode.PayloadTooLarge, err.message);
-    } else {
-      res.destroy();
+  let raw = EMPTY;
+  if (hasBody(req)) {
+    try {
+      raw = await readBody(req, env.config.body_limit_bytes);
+    } catch (err) {
+      if (err instanceof PayloadTooLargeError) {
+        // the rest of the body is discarded, never buffered; a huge announced body closes the connection
+        if (err.closeConnection) res.setHeader('connection', 'close');
+        sendError(res, 413, ErrorCode.PayloadTooLarge, err.message);
+      } else {
+        res.destroy();
+      }
+      return;
     }
-    return;
   }
 
-  const request = {
+  const payload: HttpRequestPayload = {
     query_params,
     path_params: match.params,
     headers,
@@ -89,7 +97,13 @@ export async function serveTrigger(
   };
 
   if (route.conditionFunctionId) {
-    const verdict = await evaluateCondition(env.invoke, route.conditionFunctionId, request, { ...trace, timeoutMs: remaining() });
+    // the condition sees the request without its channels, as in iii
+    const verdict = await evaluateCondition(
+      env.invoke,
+      route.conditionFunctionId,
+      { ...payload },
+      { ...callOptions(headers, deadline), metadata: route.metadata },
+    );
     if (!verdict.pass) {
       if (verdict.error) sendFailure(env, res, verdict.error, `condition ${route.conditionFunctionId}`);
       else sendJson(res, 422, { error: { code: ErrorCode.ConditionNotMet, message: 'Request condition not met' }, skipped: true });
@@ -98,7 +112,8 @@ export async function serveTrigger(
   }
 
   for (const functionId of route.middlewareFunctionIds) {
-    if (!(await runMiddleware(env, res, functionId, middlewareInput(), { ...trace, timeoutMs: remaining() }))) return;
+    const input = middlewareInput(match.params, query_params, headers, method);
+    if (!(await runMiddleware(env, res, functionId, input, callOptions(headers, deadline)))) return;
   }
   if (res.destroyed) return;
 
@@ -113,22 +128,19 @@ export async function serveTrigger(
     }
     bodyWriter.end();
   }
-  let decided = false;
-  const channel = new ResponseChannel(res, channels, response.reader.channel_id, () => {
-    decided = true;
-  });
+  const channel = new ResponseChannel(res, channels, response.reader.channel_id);
   channels.attachReader(response.reader.channel_id, response.reader.access_key, channel);
   res.once('close', () => {
     channels.readerGone(requestBody.reader.channel_id);
     channel.abandon();
   });
+  payload.request_body = requestBody.reader;
+  payload.response = response.writer;
 
-  const outcome = await env.invoke(
-    route.functionId,
-    { ...request, request_body: requestBody.reader, response: response.writer },
-    { ...trace, metadata: route.metadata, timeoutMs: remaining() },
-  );
-  if (decided || res.writableEnded) {
+  const invokeOptions = callOptions(headers, deadline);
+  if (route.metadata) invokeOptions.metadata = route.metadata;
+  const outcome = await env.invoke(route.functionId, payload, invokeOptions);
+  if (channel.state !== 'pending' || res.writableEnded) {
     // the channel won; a failed handler must not leave a stream open forever
     if (!outcome.ok && channel.state === 'streaming') {
       channel.abandon();
@@ -146,13 +158,36 @@ export async function serveTrigger(
     sendShaped(res, shapeResult(outcome.result));
     return;
   }
-  await awaitChannel(channel, res, remaining, timeoutMs);
+  await awaitChannel(channel, res, deadline, timeoutMs);
+}
+
+/** ms left until the request's deadline (at least 1: a call is always attempted). */
+function remaining(deadline: number): number {
+  return Math.max(1, deadline - Date.now());
+}
+
+/** Options of an engine-originated call: what is left of the deadline, and the caller's trace context (§2.6). */
+function callOptions(headers: Record<string, string>, deadline: number): InvokeOptions {
+  const options: InvokeOptions = { timeoutMs: remaining(deadline) };
+  if (headers.traceparent) options.traceparent = headers.traceparent;
+  if (headers.baggage) options.baggage = headers.baggage;
+  return options;
+}
+
+/** §6.1 middleware input. */
+function middlewareInput(
+  path_params: Record<string, string>,
+  query_params: Record<string, string>,
+  headers: Record<string, string>,
+  method: string,
+) {
+  return { phase: 'preHandler', request: { path_params, query_params, headers, method }, context: {} };
 }
 
 /** The handler returned nothing: the response comes through the channel, or it is `{}`. */
-async function awaitChannel(channel: ResponseChannel, res: ServerResponse, remaining: () => number, timeoutMs: number): Promise<void> {
+async function awaitChannel(channel: ResponseChannel, res: ServerResponse, deadline: number, timeoutMs: number): Promise<void> {
   while (channel.state === 'pending' && !res.destroyed) {
-    const budget = channel.active ? remaining() : Math.min(NO_RESULT_GRACE_MS, remaining());
+    const budget = channel.active ? remaining(deadline) : Math.min(NO_RESULT_GRACE_MS, remaining(deadline));
     let timer: NodeJS.Timeout | undefined;
     const woke = await Promise.race([
       channel.nextActivity().then(() => true),
@@ -164,7 +199,7 @@ async function awaitChannel(channel: ResponseChannel, res: ServerResponse, remai
     if (woke) continue;
     if (channel.state !== 'pending') return;
     channel.abandon();
-    if (channel.active || remaining() <= 1) sendTimeout(res, timeoutMs);
+    if (channel.active || remaining(deadline) <= 1) sendTimeout(res, timeoutMs);
     else sendShaped(res, shapeResult(undefined));
     return;
   }

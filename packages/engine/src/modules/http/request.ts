@@ -23,11 +23,15 @@ const DISCARD_LIMIT = 8 * 1024 * 1024;
  * Read the whole body, refusing (without buffering further) once it passes `limit` bytes.
  * A declared Content-Length over the limit is refused before anything is read.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** False when the request announces no body at all (no Content-Length, not chunked). */
+export function hasBody(req: IncomingMessage): boolean {
   const declared = req.headers['content-length'];
-  if (declared === undefined && req.headers['transfer-encoding'] === undefined) {
-    return Promise.resolve(EMPTY);
-  }
+  return (declared !== undefined && declared !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  if (!hasBody(req)) return Promise.resolve(EMPTY);
+  const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     const tooMuch = Number(declared) > limit + DISCARD_LIMIT;
     if (!tooMuch) discardRest(req, DISCARD_LIMIT);
@@ -67,7 +71,7 @@ function discardRest(req: IncomingMessage, budget: number): void {
 /** `?a=1&b=2` → `{a:'1', b:'2'}`; a repeated key keeps its last value (as iii's HashMap). */
 export function parseQuery(search: string): Record<string, string> {
   const params: Record<string, string> = {};
-  if (!search) return params;
+  if (search === '') return params;
   for (const [key, value] of new URLSearchParams(search)) params[key] = value;
   return params;
 }
@@ -75,9 +79,11 @@ export function parseQuery(search: string): Record<string, string> {
 /** Lower-cased names (Node already lower-cases), repeated headers joined as Node joins them. */
 export function flattenHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
+  const source = req.headers;
+  for (const name in source) {
+    const value = source[name];
     if (value === undefined) continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    headers[name] = typeof value === 'string' ? value : value.join(', ');
   }
   return headers;
 }

@@ -9,7 +9,10 @@ export type HeaderList = Array<[string, string]>;
 
 export interface ShapedResponse {
   status: number;
+  /** The handler's own headers. */
   headers: HeaderList;
+  /** Set when the engine chose the content type (no user content-type). */
+  contentType?: string;
   body: string | Buffer;
 }
 
@@ -21,11 +24,8 @@ export function shapeResult(result: unknown): ShapedResponse {
   const status = validStatus(value.status_code) ?? 200;
   const headers = parseHeaders(value.headers);
   const body = 'body' in value && value.body !== undefined ? value.body : {};
-  const userType = headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1];
-  if (userType === undefined) {
-    headers.push(['content-type', JSON_TYPE]);
-    return { status, headers, body: JSON.stringify(body) ?? 'null' };
-  }
+  const userType = headers.length === 0 ? undefined : headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  if (userType === undefined) return { status, headers, contentType: JSON_TYPE, body: JSON.stringify(body) ?? 'null' };
   if (typeof body === 'string') return { status, headers, body };
   if (body === null) return { status, headers, body: '' };
   return { status, headers, body: JSON.stringify(body) ?? 'null' };
@@ -34,6 +34,7 @@ export function shapeResult(result: unknown): ShapedResponse {
 /** Headers given as a map (string values) or as `"Name: value"` lines; anything else is dropped. */
 export function parseHeaders(raw: unknown): HeaderList {
   const headers: HeaderList = [];
+  if (raw === undefined || raw === null) return headers;
   if (Array.isArray(raw)) {
     for (const line of raw) {
       if (typeof line !== 'string') continue;
@@ -54,7 +55,9 @@ export function validStatus(value: unknown): number | undefined {
 
 /** Write status and headers, skipping names or values Node would refuse (never crash on user input). */
 export function writeHead(res: ServerResponse, status: number, headers: HeaderList | Record<string, string>): void {
+  res.statusCode = status;
   const list = Array.isArray(headers) ? headers : Object.entries(headers);
+  if (list.length === 0) return;
   const grouped = new Map<string, { name: string; values: string[] }>();
   for (const [name, value] of list) {
     try {
@@ -71,13 +74,13 @@ export function writeHead(res: ServerResponse, status: number, headers: HeaderLi
   for (const { name, values } of grouped.values()) {
     res.setHeader(name, values.length === 1 ? (values[0] as string) : values);
   }
-  res.statusCode = status;
 }
 
 export function sendShaped(res: ServerResponse, shaped: ShapedResponse): void {
   writeHead(res, shaped.status, shaped.headers);
+  if (shaped.contentType) res.setHeader('content-type', shaped.contentType);
   // the framing is ours: a wrong user content-length would corrupt the keep-alive connection
-  res.removeHeader('transfer-encoding');
+  if (shaped.headers.length > 0) res.removeHeader('transfer-encoding');
   if (shaped.status === 204 || shaped.status === 304 || shaped.status < 200) {
     res.removeHeader('content-length');
     res.end();

@@ -7,6 +7,8 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export interface Route<T> {
   method: HttpMethod;
+  /** Parameter names in path order (matched values come back in the same order). */
+  paramNames: string[];
   /** The pattern as registered (leading slash kept as the user wrote it). */
   pattern: string;
   /** `METHOD:path-without-leading-slash`, the identity of a route. */
@@ -97,7 +99,8 @@ export class Router<T> {
         node = child;
       }
     }
-    const route: Route<T> = { method, pattern, key, value };
+    const paramNames = segments.filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+    const route: Route<T> = { method, paramNames, pattern, key, value };
     node.route = route;
     this.bySignature.set(sig, route);
     return route;
@@ -138,12 +141,7 @@ export class Router<T> {
     const route = find(root, segments, 0, values);
     if (!route) return null;
     const params: Record<string, string> = {};
-    if (values.length > 0) {
-      let v = 0;
-      for (const segment of splitPath(route.pattern)) {
-        if (segment.startsWith(':')) params[segment.slice(1)] = decodeSegment(values[v++] as string);
-      }
-    }
+    for (let i = 0; i < values.length; i++) params[route.paramNames[i] as string] = decodeSegment(values[i] as string);
     return { route, params };
   }
 
