@@ -1,15 +1,17 @@
 /**
- * An iii-sdk 0.22.1 worker in its own process (the SDK's OpenTelemetry setup is per process, so
- * each service of a traced call chain needs one). Used by observability.test.ts.
+ * An iii-sdk worker in its own process (the SDK's OpenTelemetry setup is per process, so each
+ * service of a traced call chain needs one). Used by observability.test.ts.
  *
- * Environment: ENG_URL, OTEL_SERVICE_NAME, ROLE (`a` or `b`).
+ * Environment: ENG_URL, OTEL_SERVICE_NAME, ROLE (`a`, `b` or `legacy`).
  *   ROLE=a registers `chain::a` (logs, then calls `chain::b`) and `chain::a_fails` (calls `chain::fail`).
  *   ROLE=b registers `chain::b` (sleeps 30 ms), `chain::fail` (throws "card declined") and
  *   `chain::slow` (answers after 1.5 s).
+ *   ROLE=legacy runs iii-sdk 0.11.6 instead and registers `legacy::hello` (logs, answers).
  * Prints `{"event":"ready","worker_id"}` once registered.
  */
 // 0.22.1 moved the Logger to @iii-dev/helpers (engine-protocol §9 row 11); it shares iii-sdk's OTel setup
 import { Logger } from '@iii-dev/helpers/observability';
+import * as legacySdk from 'iii-sdk-0.11.6';
 import { registerWorker } from 'iii-sdk-0.22.1';
 
 const url = process.env.ENG_URL as string;
@@ -19,10 +21,17 @@ process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
 setTimeout(() => process.exit(2), 5 * 60_000).unref();
 
-const iii = registerWorker(url, { workerName: `chain-${role}`, reconnectionConfig: { initialDelayMs: 100, maxDelayMs: 500 } });
-const logger = new Logger();
+// only the SDK this role uses is started (each sets up OpenTelemetry for the whole process)
+const sdk = role === 'legacy' ? legacySdk : { registerWorker, Logger };
+const iii = sdk.registerWorker(url, { workerName: `chain-${role}`, reconnectionConfig: { initialDelayMs: 100, maxDelayMs: 500 } });
+const logger = new sdk.Logger();
 
-if (role === 'a') {
+if (role === 'legacy') {
+  iii.registerFunction('legacy::hello', async (input: { name?: string }) => {
+    logger.info(`legacy hello ${input.name ?? ''}`, { sdk: '0.11.6' });
+    return { hello: input.name };
+  });
+} else if (role === 'a') {
   iii.registerFunction('chain::a', async (input: { id?: string; path_params?: { id?: string } }) => {
     const id = input.path_params?.id ?? input.id ?? 'none';
     logger.info(`chain a handling ${id}`, { order_id: id });

@@ -260,6 +260,54 @@ describe('one trace across the HTTP module and two workers', () => {
   });
 });
 
+describe('iii-sdk 0.11.6 telemetry and context propagation', () => {
+  it('stores a 0.11.6 worker span and its log line in the same trace', async () => {
+    await spawnChainWorker(engine.busUrl, 'legacy', 'svc-legacy');
+    const traceId = await newTraceWith('legacy::hello', async () => {
+      expect(await call('legacy::hello', { name: 'ada' })).toEqual({ hello: 'ada' });
+    });
+    const { all } = await treeContaining(traceId, ['call legacy::hello']);
+    // 0.11.6 names its handler span `call <fn>` (SERVER), like the engine's
+    const workerSpan = await waitFor(async () => {
+      const tree = await call<{ roots: Node[] }>('engine::traces::tree', { trace_id: traceId });
+      return flatten(tree.roots).find((s) => s.service_name === 'svc-legacy');
+    }, 10_000);
+    const engineSpan = all.find((s) => s.service_name === 'eng') as Node;
+    expect(workerSpan.parent_span_id).toBe(engineSpan.span_id);
+    const logs = await waitFor(async () => {
+      const result = await call<{ logs: any[] }>('engine::logs::list', { search: 'legacy hello ada' });
+      return result.logs[0];
+    }, 10_000);
+    expect(logs).toMatchObject({ service_name: 'svc-legacy', trace_id: traceId, severity_text: 'INFO' });
+  });
+
+  it('forwards traceparent and baggage to the executor; without one the executor gets the engine span', async () => {
+    const executor = await RawClient.worker(engine.busUrl);
+    const caller = await RawClient.worker(engine.busUrl);
+    clients.push(executor, caller);
+    executor.send({ type: 'registerfunction', id: 'ctx::echo' });
+    await waitFor(async () => (await caller.call('engine::functions::info', { function_id: 'ctx::echo' })).result);
+    const answer = async () => {
+      const invoke = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'ctx::echo');
+      executor.send({ type: 'invocationresult', invocation_id: invoke.invocation_id, function_id: 'ctx::echo', result: {} });
+      return invoke;
+    };
+    const traceparent = `00-${hex(16)}-${hex(8)}-01`;
+    const [withContext] = await Promise.all([
+      answer(),
+      caller.call('ctx::echo', {}, { traceparent, baggage: 'tenant=acme,iii.function.id=caller::fn' }),
+    ]);
+    // 0.22.1: the caller's context is forwarded unchanged; the function-id baggage key follows the call
+    expect(withContext.traceparent).toBe(traceparent);
+    expect(withContext.baggage).toBe('tenant=acme,iii.function.id=ctx::echo');
+    const [without] = await Promise.all([answer(), caller.call('ctx::echo', {}, { baggage: 'tenant=acme' })]);
+    expect(without.baggage).toBe('tenant=acme');
+    const [, traceId, spanId] = String(without.traceparent).split('-');
+    const listed = await call<{ spans: Span[] }>('engine::traces::list', { trace_id: traceId });
+    expect(listed.spans.map((s) => [s.name, s.span_id])).toEqual([['call ctx::echo', spanId]]);
+  });
+});
+
 describe('log and trace trigger types', () => {
   it('`log` fires for the exact level only, with the stored record as payload', async () => {
     const listener = await RawClient.worker(engine.busUrl);

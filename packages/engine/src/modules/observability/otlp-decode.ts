@@ -27,6 +27,18 @@ const FUTURE_SLACK_NS = 86_400_000 * 1e6;
 const MAX_SPAN_NS = 30 * 86_400_000 * 1e6;
 
 type Obj = Record<string, unknown>;
+
+// Names, keys and short values repeat across spans (service names, function ids, tenants): one
+// shared string per distinct text keeps 100k stored spans small and their comparisons cheap.
+const pool = new Map<string, string>();
+export function intern(text: string): string {
+  if (text.length > 64) return text;
+  const hit = pool.get(text);
+  if (hit !== undefined) return hit;
+  if (pool.size >= 50_000) pool.clear();
+  pool.set(text, text);
+  return text;
+}
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
@@ -83,7 +95,7 @@ function stringify(value: unknown): string {
 function attributePairs(list: unknown): [string, string][] {
   const pairs: [string, string][] = [];
   for (const kv of arr(list)) {
-    if (isObj(kv) && typeof kv.key === 'string') pairs.push([kv.key, stringify(anyValue(kv.value))]);
+    if (isObj(kv) && typeof kv.key === 'string') pairs.push([intern(kv.key), intern(stringify(anyValue(kv.value)))]);
   }
   return pairs;
 }
@@ -110,8 +122,8 @@ function resourceOf(entry: Obj): Record<string, unknown> {
 function scopeOf(entry: Obj): { name?: string; version?: string } {
   const scope = isObj(entry.scope) ? entry.scope : isObj(entry.instrumentationLibrary) ? entry.instrumentationLibrary : {};
   return {
-    name: typeof scope.name === 'string' && scope.name ? scope.name : undefined,
-    version: typeof scope.version === 'string' && scope.version ? scope.version : undefined,
+    name: typeof scope.name === 'string' && scope.name ? intern(scope.name) : undefined,
+    version: typeof scope.version === 'string' && scope.version ? intern(scope.version) : undefined,
   };
 }
 
@@ -132,7 +144,7 @@ export function decodeTraces(payload: unknown, fallbackService: string): Decoded
   for (const resourceSpans of arr(root.resourceSpans)) {
     if (!isObj(resourceSpans)) continue;
     const resource = resourceOf(resourceSpans);
-    const service = typeof resource['service.name'] === 'string' ? resource['service.name'] : fallbackService;
+    const service = intern(typeof resource['service.name'] === 'string' ? resource['service.name'] : fallbackService);
     const scopes = arr(resourceSpans.scopeSpans ?? resourceSpans.instrumentationLibrarySpans);
     for (const scopeSpans of scopes) {
       if (!isObj(scopeSpans)) continue;
@@ -151,6 +163,10 @@ export function decodeTraces(payload: unknown, fallbackService: string): Decoded
   return out;
 }
 
+// Most spans have no events or links: they share one frozen empty array (never mutated).
+const NONE = Object.freeze([]) as unknown as never[];
+const orNone = <T>(list: T[]): T[] => (list.length === 0 ? NONE : list);
+
 function decodeSpan(raw: Obj, service: string, scope: { name?: string; version?: string }): StoredSpan | string {
   const traceId = normaliseId(raw.traceId, 16);
   const spanId = normaliseId(raw.spanId, 8);
@@ -167,28 +183,32 @@ function decodeSpan(raw: Obj, service: string, scope: { name?: string; version?:
     trace_id: traceId,
     span_id: spanId,
     parent_span_id: parent,
-    name: typeof raw.name === 'string' ? raw.name : String(raw.name ?? ''),
+    name: intern(typeof raw.name === 'string' ? raw.name : String(raw.name ?? '')),
     kind: spanKind(raw.kind),
     start_time_unix_nano: start,
     end_time_unix_nano: end,
     status,
     attributes: attributePairs(raw.attributes),
     service_name: service,
-    events: arr(raw.events)
-      .filter(isObj)
-      .map((e) => ({
-        name: typeof e.name === 'string' ? e.name : '',
-        timestamp_unix_nano: toNanos(e.timeUnixNano) || start,
-        attributes: attributePairs(e.attributes),
-      })),
-    links: arr(raw.links)
-      .filter(isObj)
-      .map((l) => ({
-        trace_id: normaliseId(l.traceId, 16) ?? '',
-        span_id: normaliseId(l.spanId, 8) ?? '',
-        trace_state: typeof l.traceState === 'string' && l.traceState ? l.traceState : null,
-        attributes: attributePairs(l.attributes),
-      })),
+    events: orNone(
+      arr(raw.events)
+        .filter(isObj)
+        .map((e) => ({
+          name: intern(typeof e.name === 'string' ? e.name : ''),
+          timestamp_unix_nano: toNanos(e.timeUnixNano) || start,
+          attributes: attributePairs(e.attributes),
+        })),
+    ),
+    links: orNone(
+      arr(raw.links)
+        .filter(isObj)
+        .map((l) => ({
+          trace_id: normaliseId(l.traceId, 16) ?? '',
+          span_id: normaliseId(l.spanId, 8) ?? '',
+          trace_state: typeof l.traceState === 'string' && l.traceState ? l.traceState : null,
+          attributes: attributePairs(l.attributes),
+        })),
+    ),
   };
   if (description) span.status_description = description;
   if (scope.name) span.instrumentation_scope_name = scope.name;

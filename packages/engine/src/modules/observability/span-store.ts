@@ -1,6 +1,18 @@
 import type { StoredSpan } from '@eng/protocol';
 import { type IndexEntry, TimeIndex } from './time-index.ts';
 
+// Lower-cased names repeat (service names, function ids): cache them rather than allocate per span.
+const lowered = new Map<string, string>();
+export function lowerCase(text: string): string {
+  let value = lowered.get(text);
+  if (value === undefined) {
+    if (lowered.size > 50_000) lowered.clear();
+    value = text.toLowerCase();
+    lowered.set(text, value);
+  }
+  return value;
+}
+
 /** A stored span with its index bookkeeping. */
 export interface SpanRec {
   span: StoredSpan;
@@ -11,6 +23,9 @@ export interface SpanRec {
   /** Set while the span is a root: no parent, or its parent is not in the store (§4.3). */
   rootEntry: IndexEntry<SpanRec> | null;
   internal: boolean;
+  /** Lower-cased service and span name (shared strings), for substring filters. */
+  serviceLc: string;
+  nameLc: string;
 }
 
 /** Everything stored for one trace id. */
@@ -32,11 +47,42 @@ export function isInternalSpan(span: StoredSpan): boolean {
   return false;
 }
 
+/** Traces holding spans with one indexed value, with the number of such spans per trace. */
+export type TraceSet = Map<TraceRec, number>;
+
+/** Attribute values longer than this are not indexed (a filter on one scans instead). */
+export const MAX_INDEXED_VALUE = 128;
+export const attributeKey = (key: string, value: string) => `${key}\u0000${value}`;
+
+class TraceIndex {
+  readonly entries = new Map<string, TraceSet>();
+  add(key: string, trace: TraceRec): void {
+    let set = this.entries.get(key);
+    if (!set) {
+      set = new Map();
+      this.entries.set(key, set);
+    }
+    set.set(trace, (set.get(trace) ?? 0) + 1);
+  }
+  remove(key: string, trace: TraceRec): void {
+    const set = this.entries.get(key);
+    if (!set) return;
+    const n = (set.get(trace) ?? 0) - 1;
+    if (n > 0) set.set(trace, n);
+    else set.delete(trace);
+    if (set.size === 0) this.entries.delete(key);
+  }
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
 /**
  * Bounded in-memory span store (`memory_max_spans`). Spans live in a ring in arrival order; when
  * it is full the oldest span is evicted whole, with its index entries. Indexes: by trace id, by
- * start time over all spans, and by start time over root spans (maintained incrementally, so a
- * trace listing never derives roots by scanning).
+ * start time over all spans and over root spans (maintained incrementally, so a trace listing
+ * never derives roots by scanning), and trace sets by lower-cased service name, by lower-cased
+ * span name and by attribute pair, so filters start from the matching traces.
  */
 export class SpanStore {
   private ring: Array<SpanRec | undefined>;
@@ -45,6 +91,9 @@ export class SpanStore {
   private readonly traces = new Map<string, TraceRec>();
   readonly roots = new TimeIndex<SpanRec>();
   readonly all = new TimeIndex<SpanRec>();
+  readonly byService = new TraceIndex();
+  readonly byName = new TraceIndex();
+  readonly byAttribute = new TraceIndex();
   /** Spans dropped by the ring since start (reported by `engine::health::check`). */
   evicted = 0;
 
@@ -74,9 +123,14 @@ export class SpanStore {
       const old = existing.span;
       if (old.start_time_unix_nano === span.start_time_unix_nano && old.parent_span_id === span.parent_span_id) {
         this.count_(existing.trace, old, -1);
+        this.index(existing.trace, old, false);
+        span.trace_id = existing.trace.traceId;
         existing.span = span;
         existing.internal = isInternalSpan(span);
+        existing.serviceLc = lowerCase(span.service_name);
+        existing.nameLc = lowerCase(span.name);
         this.count_(existing.trace, span, 1);
+        this.index(existing.trace, span, true);
         return existing;
       }
       // moved in time or re-parented: re-index from scratch, in the same ring slot
@@ -108,6 +162,18 @@ export class SpanStore {
     this.traces.clear();
     this.roots.clear();
     this.all.clear();
+    this.byService.clear();
+    this.byName.clear();
+    this.byAttribute.clear();
+  }
+
+  private index(trace: TraceRec, span: StoredSpan, add: boolean): void {
+    const op = add ? 'add' : 'remove';
+    this.byService[op](lowerCase(span.service_name), trace);
+    this.byName[op](lowerCase(span.name), trace);
+    for (const [key, value] of span.attributes) {
+      if (value.length <= MAX_INDEXED_VALUE) this.byAttribute[op](attributeKey(key, value), trace);
+    }
   }
 
   private count_(trace: TraceRec, span: StoredSpan, delta: 1 | -1): void {
@@ -121,8 +187,20 @@ export class SpanStore {
       trace = { traceId: span.trace_id, spans: new Map(), childrenOf: new Map(), errorCount: 0, pendingCount: 0 };
       this.traces.set(span.trace_id, trace);
     }
+    // one trace id string per trace, not one per span
+    span.trace_id = trace.traceId;
+    this.index(trace, span, true);
     const t = span.start_time_unix_nano;
-    const rec: SpanRec = { span, trace, slot, allEntry: undefined as never, rootEntry: null, internal: isInternalSpan(span) };
+    const rec: SpanRec = {
+      span,
+      trace,
+      slot,
+      allEntry: undefined as never,
+      rootEntry: null,
+      internal: isInternalSpan(span),
+      serviceLc: lowerCase(span.service_name),
+      nameLc: lowerCase(span.name),
+    };
     rec.allEntry = this.all.insert(t, rec);
     trace.spans.set(span.span_id, rec);
     this.count_(trace, span, 1);
@@ -147,6 +225,7 @@ export class SpanStore {
     const { trace, span } = rec;
     trace.spans.delete(span.span_id);
     this.count_(trace, span, -1);
+    this.index(trace, span, false);
     this.all.remove(rec.allEntry);
     if (rec.rootEntry) {
       this.roots.remove(rec.rootEntry);

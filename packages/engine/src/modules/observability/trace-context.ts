@@ -77,6 +77,7 @@ export function setBaggageEntry(baggage: string | undefined, key: string, value:
     .split(',')
     .map((m) => m.trim())
     .filter((m) => m.length > 0 && m.split('=')[0]?.trim() !== key);
-  members.push(`${key}=${encodeURIComponent(value)}`);
+  // W3C baggage-octet allows `:` and `/`: percent-encode only what it does not (and `%`)
+  members.push(`${key}=${value.replace(/[^\x21\x23-\x24\x26-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]/g, (c) => encodeURIComponent(c))}`);
   return members.join(',');
 }

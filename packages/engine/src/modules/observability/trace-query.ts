@@ -1,5 +1,5 @@
 import { EngError, ErrorCode, type StoredSpan, type TraceListSpan, type TracesListInput, type TraceTreeNode } from '@eng/protocol';
-import type { SpanRec, SpanStore, TraceRec } from './span-store.ts';
+import { attributeKey, MAX_INDEXED_VALUE, type SpanRec, type SpanStore, type TraceRec } from './span-store.ts';
 
 // spec: engine-protocol §4.3 (`engine::traces::*`), seed §2.6 (trace filters, AND-combined).
 
@@ -21,39 +21,78 @@ export function toPairs(value: TracesListInput['attributes']): Pairs {
   return entries.map(([k, v]) => [k, String(v)]);
 }
 
-// Lower-cased names repeat (service names, function ids): cache them rather than allocate per query.
-const lowered = new Map<string, string>();
-function lc(text: string): string {
-  let value = lowered.get(text);
-  if (value === undefined) {
-    if (lowered.size > 20_000) lowered.clear();
-    value = text.toLowerCase();
-    lowered.set(text, value);
-  }
-  return value;
-}
-
 export function durationMs(span: StoredSpan, nowMs: number): number {
   if (span.pending || !span.end_time_unix_nano) return Math.max(0, nowMs - span.start_time_unix_nano / 1e6);
   return (span.end_time_unix_nano - span.start_time_unix_nano) / 1e6;
 }
 
-function hasAllPairs(span: StoredSpan, pairs: Pairs): boolean {
-  for (const [key, value] of pairs) {
-    let found = false;
-    for (const [k, v] of span.attributes) {
-      if (k === key && v === value) {
-        found = true;
-        break;
-      }
-    }
-    if (!found) return false;
-  }
-  return true;
-}
-function hasAnyPair(span: StoredSpan, pairs: Pairs): boolean {
-  for (const [key, value] of pairs) for (const [k, v] of span.attributes) if (k === key && v === value) return true;
+function hasPair(span: StoredSpan, key: string, value: string): boolean {
+  for (const [k, v] of span.attributes) if (k === key && v === value) return true;
   return false;
+}
+const indexable = ([, value]: [string, string]) => value.length <= MAX_INDEXED_VALUE;
+
+/** A set of traces: the store's own index entries (Maps) or a Set built for one query. */
+interface TraceLookup {
+  readonly size: number;
+  has(trace: TraceRec): boolean;
+  keys(): IterableIterator<TraceRec>;
+}
+const EMPTY: TraceLookup = new Set<TraceRec>();
+
+function union(sets: TraceLookup[]): TraceLookup {
+  if (sets.length === 0) return EMPTY;
+  if (sets.length === 1) return sets[0] as TraceLookup;
+  const out = new Set<TraceRec>();
+  for (const set of sets) for (const trace of set.keys()) out.add(trace);
+  return out;
+}
+function intersect(sets: TraceLookup[]): TraceLookup {
+  const sorted = [...sets].sort((a, b) => a.size - b.size);
+  const [smallest, ...rest] = sorted as [TraceLookup, ...TraceLookup[]];
+  if (rest.length === 0 || smallest.size === 0) return smallest;
+  const out = new Set<TraceRec>();
+  for (const trace of smallest.keys()) if (rest.every((set) => set.has(trace))) out.add(trace);
+  return out;
+}
+/** Traces with an index key containing `needle` (substring filters on service and span name). */
+function matching(index: Map<string, TraceLookup>, needle: string): TraceLookup {
+  const sets: TraceLookup[] = [];
+  for (const [key, set] of index) if (key.includes(needle)) sets.push(set);
+  return union(sets);
+}
+
+interface Plan {
+  /** Traces every span or root must belong to; null = no such filter. */
+  traces: TraceLookup | null;
+  excluded: TraceLookup | null;
+  /** Attribute pairs too long to be indexed, checked by scanning the trace. */
+  scanPairs: Pairs;
+  scanExclude: Pairs;
+}
+
+/** Trace-level filters (ids, service, name, attributes, exclusions) resolved through the indexes. */
+function plan(store: SpanStore, input: TracesListInput, attributes: Pairs, exclude: Pairs): Plan {
+  const sets: TraceLookup[] = [];
+  const ids = [...(input.trace_id ? [input.trace_id] : []), ...(input.trace_ids ?? [])];
+  if (ids.length > 0) {
+    const traces = new Set<TraceRec>();
+    for (const id of ids) {
+      const trace = store.trace(id.toLowerCase());
+      if (trace) traces.add(trace);
+    }
+    sets.push(traces);
+  }
+  if (input.service_name) sets.push(matching(store.byService.entries, input.service_name.toLowerCase()));
+  if (input.name) sets.push(matching(store.byName.entries, input.name.toLowerCase()));
+  for (const [key, value] of attributes.filter(indexable)) sets.push(store.byAttribute.entries.get(attributeKey(key, value)) ?? EMPTY);
+  const excludeSets = exclude.filter(indexable).map(([key, value]) => store.byAttribute.entries.get(attributeKey(key, value)) ?? EMPTY);
+  return {
+    traces: sets.length > 0 ? intersect(sets) : null,
+    excluded: excludeSets.length > 0 ? union(excludeSets) : null,
+    scanPairs: attributes.filter((p) => !indexable(p)),
+    scanExclude: exclude.filter((p) => !indexable(p)),
+  };
 }
 
 interface Criteria {
@@ -66,6 +105,7 @@ interface Criteria {
   exclude: Pairs;
   includeInternal: boolean;
   now: number;
+  plan: Plan;
 }
 
 function statusMatches(span: StoredSpan, trace: TraceRec | null, status: StatusFilter): boolean {
@@ -84,57 +124,43 @@ function statusMatches(span: StoredSpan, trace: TraceRec | null, status: StatusF
   }
 }
 
-/**
- * Root listing: status and duration are the root's; service, name and each attribute pair match
- * any span of the trace, so a trace is found by any service or function taking part in it.
- */
-function rootMatches(rec: SpanRec, c: Criteria): boolean {
+function commonMatches(rec: SpanRec, c: Criteria, trace: TraceRec | null): boolean {
   const span = rec.span;
   if (!c.includeInternal && rec.internal) return false;
-  if (c.status && !statusMatches(span, rec.trace, c.status)) return false;
+  if (c.status && !statusMatches(span, trace, c.status)) return false;
   if (c.minMs !== undefined || c.maxMs !== undefined) {
     const d = durationMs(span, c.now);
     if (c.minMs !== undefined && d < c.minMs) return false;
     if (c.maxMs !== undefined && d > c.maxMs) return false;
   }
-  if (c.service === undefined && c.name === undefined && c.attributes.length === 0 && c.exclude.length === 0) return true;
-  let serviceOk = c.service === undefined;
-  let nameOk = c.name === undefined;
-  // each pair may sit on a different span of the trace (the root's tenant, a child's function_id)
-  let missing = c.attributes.length;
-  const found = missing > 0 ? new Array<boolean>(missing).fill(false) : undefined;
-  for (const member of rec.trace.spans.values()) {
-    const s = member.span;
-    if (c.exclude.length > 0 && hasAnyPair(s, c.exclude)) return false;
-    if (!serviceOk && lc(s.service_name).includes(c.service as string)) serviceOk = true;
-    if (!nameOk && lc(s.name).includes(c.name as string)) nameOk = true;
-    if (found && missing > 0) {
-      for (let i = 0; i < c.attributes.length; i++) {
-        if (!found[i] && hasAllPairs(s, [c.attributes[i] as [string, string]])) {
-          found[i] = true;
-          missing--;
-        }
-      }
-    }
-    if (serviceOk && nameOk && missing === 0 && c.exclude.length === 0) return true;
+  return true;
+}
+
+/**
+ * Root listing: status and duration are the root's; service, name and each attribute pair match
+ * any span of the trace (resolved by the plan), so a trace is found by any service or function
+ * taking part in it.
+ */
+function rootMatches(rec: SpanRec, c: Criteria): boolean {
+  if (!commonMatches(rec, c, rec.trace)) return false;
+  const { plan: p } = c;
+  if (p.excluded?.has(rec.trace)) return false;
+  if (p.scanPairs.length > 0 || p.scanExclude.length > 0) {
+    const members = [...rec.trace.spans.values()].map((m) => m.span);
+    if (members.some((s) => p.scanExclude.some(([k, v]) => hasPair(s, k, v)))) return false;
+    if (!p.scanPairs.every(([k, v]) => members.some((s) => hasPair(s, k, v)))) return false;
   }
-  return serviceOk && nameOk && missing === 0;
+  return true;
 }
 
 /** `search_all_spans`: every criterion applies to the span itself. */
 function spanMatches(rec: SpanRec, c: Criteria): boolean {
+  if (!commonMatches(rec, c, null)) return false;
   const span = rec.span;
-  if (!c.includeInternal && rec.internal) return false;
-  if (c.status && !statusMatches(span, null, c.status)) return false;
-  if (c.minMs !== undefined || c.maxMs !== undefined) {
-    const d = durationMs(span, c.now);
-    if (c.minMs !== undefined && d < c.minMs) return false;
-    if (c.maxMs !== undefined && d > c.maxMs) return false;
-  }
-  if (c.service !== undefined && !lc(span.service_name).includes(c.service)) return false;
-  if (c.name !== undefined && !lc(span.name).includes(c.name)) return false;
-  if (c.attributes.length > 0 && !hasAllPairs(span, c.attributes)) return false;
-  if (c.exclude.length > 0 && hasAnyPair(span, c.exclude)) return false;
+  if (c.service !== undefined && !rec.serviceLc.includes(c.service)) return false;
+  if (c.name !== undefined && !rec.nameLc.includes(c.name)) return false;
+  for (const [k, v] of c.attributes) if (!hasPair(span, k, v)) return false;
+  for (const [k, v] of c.exclude) if (hasPair(span, k, v)) return false;
   return true;
 }
 
@@ -176,16 +202,19 @@ export function listTraces(store: SpanStore, input: TracesListInput): TraceListR
   const now = Date.now();
   const offset = input.offset ?? 0;
   const limit = input.limit ?? 100;
+  const attributes = toPairs(input.attributes);
+  const exclude = toPairs(input.exclude_attributes);
   const criteria: Criteria = {
     status: parseStatusFilter(input.status),
     service: input.service_name ? input.service_name.toLowerCase() : undefined,
     name: input.name ? input.name.toLowerCase() : undefined,
     minMs: input.min_duration_ms,
     maxMs: input.max_duration_ms,
-    attributes: toPairs(input.attributes),
-    exclude: toPairs(input.exclude_attributes),
+    attributes,
+    exclude,
     includeInternal: input.include_internal === true,
     now,
+    plan: plan(store, input, attributes, exclude),
   };
   if (criteria.minMs !== undefined && criteria.maxMs !== undefined && criteria.minMs > criteria.maxMs) {
     throw new EngError(ErrorCode.DeserializationError, 'min_duration_ms: must not exceed max_duration_ms');
@@ -211,13 +240,12 @@ export function listTraces(store: SpanStore, input: TracesListInput): TraceListR
     }
   };
 
-  const traceIds = [...(input.trace_id ? [input.trace_id] : []), ...(input.trace_ids ?? [])];
-  if (traceIds.length > 0) {
-    // by trace id: the trace index, never a scan
+  const index = allSpans ? store.all : store.roots;
+  const traces = criteria.plan.traces;
+  if (traces && traces.size * 8 < index.size) {
+    // few matching traces: start from them instead of walking the whole time index
     const candidates: SpanRec[] = [];
-    for (const id of new Set(traceIds.map((t) => t.toLowerCase()))) {
-      const trace = store.trace(id);
-      if (!trace) continue;
+    for (const trace of traces.keys()) {
       for (const rec of trace.spans.values()) {
         if (!allSpans && !rec.rootEntry) continue;
         const t = rec.span.start_time_unix_nano;
@@ -228,9 +256,9 @@ export function listTraces(store: SpanStore, input: TracesListInput): TraceListR
     if (descending) candidates.reverse();
     for (const rec of candidates) accept(rec);
   } else {
-    (allSpans ? store.all : store.roots).visit(
+    index.visit(
       (rec) => {
-        accept(rec);
+        if (traces === null || traces.has(rec.trace)) accept(rec);
         return undefined;
       },
       { from, to, descending },
@@ -258,9 +286,9 @@ function sortKey(sortBy: string, now: number): (rec: SpanRec) => number | string
     case 'duration_ms':
       return (rec) => durationMs(rec.span, now);
     case 'service_name':
-      return (rec) => lc(rec.span.service_name);
+      return (rec) => rec.serviceLc;
     default:
-      return (rec) => lc(rec.span.name);
+      return (rec) => rec.nameLc;
   }
 }
 
