@@ -90,7 +90,7 @@ export class LogStore {
 
   list(input: LogsListInput): { logs: StoredLog[]; total: number } {
     const from = input.start_time !== undefined ? input.start_time * 1e6 : undefined;
-    const to = input.end_time !== undefined ? (input.end_time + 1) * 1e6 - 1 : undefined;
+    const to = input.end_time !== undefined ? input.end_time * 1e6 : undefined;
     const levels = input.severity_text === undefined ? undefined : new Set([input.severity_text].flat().map(normaliseSeverityText));
     const search = input.search ? input.search.toLowerCase() : undefined;
     const service = input.service_name ? input.service_name.toLowerCase() : undefined;

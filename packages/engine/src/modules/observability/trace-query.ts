@@ -21,9 +21,17 @@ export function toPairs(value: TracesListInput['attributes']): Pairs {
   return entries.map(([k, v]) => [k, String(v)]);
 }
 
+/**
+ * Nanosecond epochs held as doubles are exact only to 256 ns, so durations are rounded to the
+ * microsecond: a 100 ms span reads 100, not 100.000256, and inclusive bounds hold.
+ */
+export function nsToMs(ns: number): number {
+  return Math.round(ns / 1e3) / 1e3;
+}
+
 export function durationMs(span: StoredSpan, nowMs: number): number {
-  if (span.pending || !span.end_time_unix_nano) return Math.max(0, nowMs - span.start_time_unix_nano / 1e6);
-  return (span.end_time_unix_nano - span.start_time_unix_nano) / 1e6;
+  if (span.pending || !span.end_time_unix_nano) return Math.max(0, nsToMs(nowMs * 1e6 - span.start_time_unix_nano));
+  return nsToMs(span.end_time_unix_nano - span.start_time_unix_nano);
 }
 
 function hasPair(span: StoredSpan, key: string, value: string): boolean {
@@ -377,7 +385,7 @@ export function groupTraces(
       span_count: spanCount,
       first_seen_ms: Math.floor(first / 1e6),
       last_seen_ms: Math.floor(last / 1e6),
-      duration_ms: (last - first) / 1e6,
+      duration_ms: nsToMs(last - first),
       error_count: errors,
     });
   }
