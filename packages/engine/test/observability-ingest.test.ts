@@ -403,6 +403,106 @@ describe('persist: true', () => {
   });
 });
 
+describe('bounded stores and sampling', () => {
+  let engine: EngineProcess;
+  let client: RawClient;
+  let otel: WebSocket;
+  beforeAll(async () => {
+    engine = await startEngine({
+      workersYaml:
+        '  - name: eng-observability\n    config:\n      memory_max_spans: 10\n      logs_max_count: 5\n      logs_retention_seconds: 60\n      sampling_ratio: 0\n      logs_console_output: false\n      level: error\n',
+    });
+    client = await rawWorker(engine);
+    otel = await otelSocket(engine.busUrl);
+  });
+  afterAll(async () => {
+    otel?.terminate();
+    await engine?.stop();
+  });
+
+  it('evicts the oldest spans whole; a child whose parent left becomes a root', async () => {
+    const traceId = hex(16);
+    const now = Date.now();
+    // the parent arrives first, then four children, then eight more one-span traces: 13 spans into 10
+    const first = [
+      { traceId, spanId: 'aaaaaaaaaaaaaaaa', name: 'parent', service: 'cap', startMs: now, durationMs: 50 },
+      ...[1, 2, 3, 4].map((c) => ({
+        traceId,
+        parentSpanId: 'aaaaaaaaaaaaaaaa',
+        name: `child ${c}`,
+        service: 'cap',
+        startMs: now + c,
+        durationMs: 1,
+      })),
+    ];
+    const others = Array.from({ length: 8 }, (_, i) => ({
+      traceId: hex(16),
+      name: `other ${i}`,
+      service: 'cap',
+      startMs: now + 10 + i,
+      durationMs: 1,
+    }));
+    await sendFrames(otel, [frame('OTLP', tracesRequest(first))]);
+    await waitFor(async () => (await client.result<{ total: number }>('engine::traces::list', { trace_id: traceId })).total === 1);
+    expect((await client.result<{ spans: Array<{ name: string }> }>('engine::traces::list', { trace_id: traceId })).spans[0]?.name).toBe(
+      'parent',
+    );
+    await sendFrames(otel, [frame('OTLP', tracesRequest(others))]);
+    const health = await waitFor(async () => {
+      const h = await client.result<{ components: { spans: { details: { stored_spans: number; evicted_spans: number } } } }>(
+        'engine::health::check',
+        {},
+      );
+      return h.components.spans.details.evicted_spans === 3 ? h.components.spans.details : null;
+    });
+    expect(health.stored_spans).toBe(10);
+    // parent, child 1 and child 2 are gone; children 3 and 4 are now the trace's roots
+    const roots = await client.result<{ spans: Array<{ name: string; span_count: number }> }>('engine::traces::list', {
+      trace_id: traceId,
+    });
+    expect(roots.spans.map((s) => [s.name, s.span_count])).toEqual([
+      ['child 3', 2],
+      ['child 4', 2],
+    ]);
+    const all = await client.result<{ total: number }>('engine::traces::list', { search_all_spans: true });
+    expect(all.total).toBe(10);
+  });
+
+  it('keeps the newest logs_max_count records and hides records past retention', async () => {
+    const now = Date.now();
+    const logs = [
+      { timeMs: now - 120_000, severity: 9, body: 'two minutes old', service: 'cap' },
+      ...Array.from({ length: 7 }, (_, i) => ({ timeMs: now + i, severity: 9, body: `recent ${i}`, service: 'cap' })),
+    ];
+    await sendFrames(otel, [frame('LOGS', logsRequest(logs))]);
+    const result = await waitFor(async () => {
+      const r = await client.result<{ logs: Array<{ body: string }>; total: number }>('engine::logs::list', {});
+      return r.logs[0]?.body === 'recent 6' ? r : null;
+    });
+    expect(result.total).toBe(5);
+    expect(result.logs.map((l) => l.body)).toEqual(['recent 6', 'recent 5', 'recent 4', 'recent 3', 'recent 2']);
+    await sendFrames(otel, [frame('LOGS', logsRequest([{ timeMs: now - 61_000, severity: 9, body: 'past retention', service: 'cap' }]))]);
+    await new Promise((r) => setTimeout(r, 200));
+    const after = await client.result<{ logs: Array<{ body: string }> }>('engine::logs::list', { search: 'past retention' });
+    expect(after.logs).toEqual([]);
+  });
+
+  it('sampling_ratio 0: engine root spans are not recorded but the context still travels (flags 00)', async () => {
+    const executor = await rawWorker(engine);
+    executor.send({ type: 'registerfunction', id: 'sample::me' });
+    await waitFor(async () => (await client.call('engine::functions::info', { function_id: 'sample::me' })).result);
+    const done = client.call('sample::me', {});
+    const invoke = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'sample::me');
+    expect(invoke.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    executor.send({ type: 'invocationresult', invocation_id: invoke.invocation_id, function_id: 'sample::me', result: 1 });
+    expect((await done).result).toBe(1);
+    const traceId = String(invoke.traceparent).split('-')[1];
+    expect((await client.result<{ total: number }>('engine::traces::list', { trace_id: traceId, include_internal: true })).total).toBe(0);
+    const rules = await client.result<{ traces: { default_ratio: number } }>('engine::sampling::rules', {});
+    expect(rules.traces.default_ratio).toBe(0);
+  });
+});
+
 describe('logs_enabled: false', () => {
   let engine: EngineProcess;
   afterAll(async () => {

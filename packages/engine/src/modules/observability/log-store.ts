@@ -89,6 +89,8 @@ export class LogStore {
   }
 
   list(input: LogsListInput): { logs: StoredLog[]; total: number } {
+    // records past retention never show, even between two 60 s sweeps (cheap: only old entries are visited)
+    this.sweep();
     const from = input.start_time !== undefined ? input.start_time * 1e6 : undefined;
     const to = input.end_time !== undefined ? input.end_time * 1e6 : undefined;
     const levels = input.severity_text === undefined ? undefined : new Set([input.severity_text].flat().map(normaliseSeverityText));
