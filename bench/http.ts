@@ -4,11 +4,12 @@
  * warm-up first, alternating rounds, medians). Budget (ARCHITECTURE.md): ≥ 50% of node:http's
  * requests/s.
  *
- *   node --import tsx bench/http.ts [--rounds 3] [--seconds 5] [--connections 50] [--worker iii|raw]
+ *   node --import tsx bench/http.ts [--rounds 3] [--seconds 5] [--connections 50] [--worker iii|eng|raw]
  *                                   [--observability on|off]
  *
  * `--worker iii` (default) answers with the published iii-sdk 0.22.1, as a user's worker would;
- * `--worker raw` answers with a bare WebSocket client, to see the engine's own share.
+ * `--worker eng` answers with @eng/sdk; `--worker raw` with a bare WebSocket client, to see the
+ * engine's own share.
  * `--observability off` disables eng-observability (on by default, as in a default engine): its
  * engine span per HTTP request is a large share of the engine's CPU per request.
  * The same file is the plain server and the worker when started with `--role plain|worker`.
@@ -82,6 +83,15 @@ async function runWorker(url: string, kind: string): Promise<void> {
         config: { api_path: 'bench/items/:id', http_method: 'GET' },
       }),
     );
+  } else if (kind === 'eng') {
+    const { connect } = await import('@eng/sdk');
+    const client = connect(url, { name: 'bench-http' });
+    client.registerFunction('bench::item', (req: { path_params: { id: string } }) => ({
+      status_code: 200,
+      body: answer(req.path_params.id),
+    }));
+    client.registerTrigger({ type: 'http', function_id: 'bench::item', config: { api_path: 'bench/items/:id', http_method: 'GET' } });
+    await client.ready();
   } else {
     const { registerWorker } = await import('iii-sdk-0.22.1');
     const iii = registerWorker(url, { workerName: 'bench-http', otel: { enabled: false }, enableMetricsReporting: false } as never);
@@ -167,7 +177,7 @@ async function main(): Promise<void> {
     const p = summary(plainRuns);
     const e = summary(engineRuns);
     const ratio = e.rps / p.rps;
-    const workerName = WORKER === 'raw' ? 'bare WebSocket worker' : 'iii-sdk 0.22.1 worker';
+    const workerName = { raw: 'bare WebSocket worker', eng: '@eng/sdk worker' }[WORKER] ?? 'iii-sdk 0.22.1 worker';
     console.log(
       `\nbench/http — GET ${PATH} (medians of ${ROUNDS} rounds × ${SECONDS}s, ${CONNECTIONS} keep-alive connections, autocannon; observability ${OBSERVABILITY})\n`,
     );

@@ -114,6 +114,24 @@ beforeAll(async () => {
     config: { api_path: 'private/:id', middleware_function_ids: ['mw::auth'] },
   });
 
+  worker.registerFunction('cond::throws', async () => {
+    throw new Error('condition broke');
+  });
+  worker.registerTrigger({
+    type: 'http',
+    function_id: 'cond::handler',
+    config: { api_path: 'guarded-broken', condition_function_id: 'cond::throws' },
+  });
+  worker.registerFunction('mw::slow', async () => {
+    await sleep(2500);
+    return { action: 'continue' };
+  });
+  worker.registerTrigger({
+    type: 'http',
+    function_id: 'mw::handler',
+    config: { api_path: 'slow-mw', middleware_function_ids: ['mw::slow'] },
+  });
+
   worker.registerFunction('echo::id', async (req: any) => ({ body: { id: req.path_params.id, n: Number(req.query_params.n) } }));
   worker.registerTrigger({ type: 'http', function_id: 'echo::id', config: { api_path: 'echo/:id', http_method: 'PUT' } });
 
@@ -124,6 +142,7 @@ beforeAll(async () => {
     routeReady('/stream'),
     routeReady('/fail'),
     routeReady('/guarded'),
+    routeReady('/guarded-broken'),
     routeReady('/private/1'),
     routeReady('/echo/1', 'PUT'),
     routeReady('/nothing', 'DELETE'),
@@ -319,6 +338,18 @@ describe('http trigger: errors', () => {
     expect(await passed.json()).toEqual({ ran: true, path: 'guarded' });
   });
 
+  it('500 when the condition function fails, without running the handler', async () => {
+    const res = await fetch(`${base}/guarded-broken`);
+    expect(res.status).toBe(500);
+    expect((await res.json()).error).toMatchObject({ code: 'invocation_failed', message: 'condition broke' });
+  });
+
+  it('504 MIDDLEWARE_TIMEOUT when a middleware takes longer than default_timeout', async () => {
+    const res = await fetch(`${base}/slow-mw`);
+    expect(res.status).toBe(504);
+    expect((await res.json()).error.code).toBe('MIDDLEWARE_TIMEOUT');
+  });
+
   it('504 TIMEOUT when the handler takes longer than default_timeout', async () => {
     const started = Date.now();
     const res = await fetch(`${base}/slow`);
@@ -414,6 +445,7 @@ describe('http trigger: middleware and CORS', () => {
           '  - name: iii-http',
           '    config:',
           '      port: {{HTTP_PORT}}',
+          '      concurrency_request_limit: 2',
           '      cors:',
           '        allowed_origins: ["http://good.example"]',
           '        allowed_methods: ["GET", "POST"]',
@@ -448,7 +480,18 @@ describe('http trigger: middleware and CORS', () => {
         return { body: { order: seen } };
       });
       otherWorker.registerTrigger({ type: 'http', function_id: 'cors::handler', config: { api_path: 'c' } });
+      let running = 0;
+      let peak = 0;
+      otherWorker.registerFunction('limit::slow', async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await sleep(200);
+        running--;
+        return { body: { peak } };
+      });
+      otherWorker.registerTrigger({ type: 'http', function_id: 'limit::slow', config: { api_path: 'limited' } });
       await routeReady('/c', 'GET', otherBase);
+      await routeReady('/limited', 'GET', otherBase);
       order.length = 0;
     });
     afterAll(async () => {
@@ -462,6 +505,12 @@ describe('http trigger: middleware and CORS', () => {
       const blocked = await fetch(`${otherBase}/c?block=1`);
       expect(blocked.status).toBe(403);
       expect(await blocked.json()).toEqual({ order: ['first'] });
+    });
+
+    it('serves at most concurrency_request_limit requests at once; the rest wait and are answered', async () => {
+      const answers = await Promise.all(Array.from({ length: 6 }, () => fetch(`${otherBase}/limited`).then((r) => r.json())));
+      expect(answers).toHaveLength(6);
+      expect(Math.max(...answers.map((a) => a.peak))).toBe(2);
     });
 
     it('allows only the listed origins and methods', async () => {
