@@ -1,3 +1,4 @@
+import { Script } from 'node:vm';
 import { describeZodError } from '@eng/protocol';
 import type { EngClient, TriggerRef } from '@eng/sdk';
 import { z } from 'zod';
@@ -85,6 +86,16 @@ export class BuiltinHandlers {
     const functionId = parsed.function_name;
     // a spawned worker must never take over an engine-internal id (last writer wins on the engine)
     if (inHardFloor(functionId)) return fail(floorText(functionId));
+    if (language === 'node') {
+      // a syntax error is reported now, with its message, instead of as a dead worker
+      try {
+        new Script(`(\n${parsed.code}\n)`, { filename: 'code' });
+      } catch (err) {
+        return fail(
+          `Invalid code: ${(err as Error).message} (node code must be a JavaScript expression, e.g. async (input) => ({ ok: true }))`,
+        );
+      }
+    }
     const { view, policy, workers } = this.deps;
     try {
       if (await view.functionInfo(functionId)) {

@@ -25,6 +25,8 @@ export interface McpOptions {
   invocationTimeoutMs: number;
   /** How often the exposed set, workers and triggers are re-read to catch changes no event reports. */
   pollMs: number;
+  /** A JSON-answered HTTP request still running after this long is switched to an SSE stream. */
+  sseAfterMs: number;
   /** Worker name on the engine. */
   workerName: string;
 }
@@ -60,6 +62,7 @@ const WorkerConfig = z
     max_body_bytes: z.number().int().positive().optional(),
     invocation_timeout_ms: z.number().int().positive().optional(),
     poll_ms: z.number().int().min(100).optional(),
+    sse_after_ms: z.number().int().min(0).optional(),
   })
   .strict();
 
@@ -126,6 +129,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       maxBodyBytes: config.max_body_bytes ?? 4 * 1024 * 1024,
       invocationTimeoutMs: config.invocation_timeout_ms ?? 30_000,
       pollMs: config.poll_ms ?? 5_000,
+      sseAfterMs: config.sse_after_ms ?? 10_000,
       workerName: env.ENG_WORKER_NAME || 'eng-mcp',
     },
   };

@@ -17,8 +17,11 @@ import {
 // StdioServerTransport, a bad line gets its JSON-RPC error (-32700 / -32600) and the server keeps
 // serving; batches are answered as batches under 2025-03-26 and refused afterwards (mcp.md §11, §14.1).
 
-/** A line longer than this (in UTF-16 units, a lower bound of its bytes) is refused without being buffered further. */
-export const MAX_LINE_CHARS = 32 * 1024 * 1024;
+/**
+ * A line longer than this (in UTF-16 units) is refused without being buffered further. Even in
+ * UTF-8 it stays under the engine bus's 64 MiB frame limit, which would otherwise cut our connection.
+ */
+export const MAX_LINE_CHARS = 16 * 1024 * 1024;
 
 interface PendingBatch {
   waiting: Set<RequestId>;

@@ -34,6 +34,7 @@ export interface EndpointOptions {
   allowedOrigins: string[];
   allowedHosts: string[];
   maxBodyBytes: number;
+  sseAfterMs: number;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -185,6 +186,7 @@ export class HttpEndpoint {
         batch,
         sse,
         canStream: accept.sse && input.response !== undefined,
+        streamAfterMs: this.options.sseAfterMs,
         writer: input.response as ChannelWriter,
         headers: { [SESSION_HEADER]: entry.session.id },
       },

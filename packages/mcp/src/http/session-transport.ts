@@ -25,15 +25,14 @@ export const accepted = (headers: Record<string, string> = {}): HttpReply => ({
   body: null,
 });
 
-/** A request POST still answered as JSON after this long switches to SSE (when the client accepts it), so long calls outlive eng-http's timeout. */
-export const SSE_UPGRADE_MS = 10_000;
-
-interface ExchangeOptions {
+export interface ExchangeOptions {
   batch: boolean;
   /** Start as SSE (the client asked for progress, or accepts SSE only). */
   sse: boolean;
   /** The client accepts SSE, so a slow JSON exchange may turn into a stream. */
   canStream: boolean;
+  /** After this long a JSON exchange becomes a stream, so long calls outlive eng-http's default_timeout. */
+  streamAfterMs: number;
   writer: ChannelWriter;
   headers: Record<string, string>;
 }
@@ -58,7 +57,7 @@ class Exchange {
   async begin(): Promise<void> {
     if (this.options.sse) await this.openStream();
     else if (this.options.canStream) {
-      this.timer = setTimeout(() => void this.openStream().catch(() => this.finish()), SSE_UPGRADE_MS);
+      this.timer = setTimeout(() => void this.openStream().catch(() => this.finish()), this.options.streamAfterMs);
       this.timer.unref();
     }
   }
