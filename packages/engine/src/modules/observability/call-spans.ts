@@ -32,7 +32,8 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
       if (routedToWorker && parent) return;
       if (!routedToWorker && !parent && !options.traceBuiltins) return;
 
-      const kind = entry ? functionKind(entry) : 'user';
+      // functions registered with `metadata.internal: true` (e.g. the console UI's live hooks) are system spans too
+      const kind = entry ? (entry.metadata?.internal === true ? 'internal' : functionKind(entry)) : 'user';
       const span = tracer.startSpan(`call ${call.functionId}`, {
         traceparent: call.traceparent,
         kind: 'server',

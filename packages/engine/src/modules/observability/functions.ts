@@ -168,7 +168,7 @@ export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps
         otel: { status: status(config.enabled), details: { exporter: config.exporter, service_name: config.service_name } },
         metrics: {
           status: status(config.enabled && config.metrics_enabled),
-          details: { sdk_points: deps.workerMetrics?.list({}).length ?? 0 },
+          details: { sdk_points: deps.workerMetrics?.size ?? 0 },
         },
         logs: {
           status: status(collector.logs !== null),

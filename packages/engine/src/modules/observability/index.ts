@@ -31,6 +31,16 @@ export const ObservabilityService = {
 const LEVEL_RANK: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
 const SWEEP_MS = 60_000;
 
+/** Log data as plain JSON (an Error or a BigInt in it must not break a listing later). */
+function plainData(data: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!data) return {};
+  try {
+    return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
+  } catch {
+    return { 'eng.log.data': '[unserialisable]' };
+  }
+}
+
 /** Engine log lines as log records (§8.1: "engine tracing events are also captured as logs"). */
 function engineLogSink(collector: Collector, config: ObservabilityConfig): (record: LogRecord) => void {
   let inside = false;
@@ -48,7 +58,7 @@ function engineLogSink(collector: Collector, config: ObservabilityConfig): (reco
         severity_number: severityNumberOf(text),
         severity_text: text,
         body: record.message,
-        attributes: { 'eng.log.scope': record.scope, ...(record.data ?? {}) },
+        attributes: { 'eng.log.scope': record.scope, ...plainData(record.data) },
         trace_id: null,
         span_id: null,
         resource: { 'service.name': config.service_name },

@@ -96,6 +96,9 @@ export class SpanStore {
   readonly byAttribute = new TraceIndex();
   /** Spans dropped by the ring since start (reported by `engine::health::check`). */
   evicted = 0;
+  /** Internal spans among all spans and among roots, so an unfiltered listing counts without a scan. */
+  internalSpans = 0;
+  internalRoots = 0;
 
   constructor(readonly capacity: number) {
     this.ring = new Array(capacity);
@@ -126,7 +129,13 @@ export class SpanStore {
         this.index(existing.trace, old, false);
         span.trace_id = existing.trace.traceId;
         existing.span = span;
-        existing.internal = isInternalSpan(span);
+        const internal = isInternalSpan(span);
+        if (internal !== existing.internal) {
+          const delta = internal ? 1 : -1;
+          this.internalSpans += delta;
+          if (existing.rootEntry) this.internalRoots += delta;
+          existing.internal = internal;
+        }
         existing.serviceLc = lowerCase(span.service_name);
         existing.nameLc = lowerCase(span.name);
         this.count_(existing.trace, span, 1);
@@ -165,6 +174,20 @@ export class SpanStore {
     this.byService.clear();
     this.byName.clear();
     this.byAttribute.clear();
+    this.internalSpans = 0;
+    this.internalRoots = 0;
+  }
+
+  private makeRoot(rec: SpanRec): void {
+    if (rec.rootEntry) return;
+    rec.rootEntry = this.roots.insert(rec.span.start_time_unix_nano, rec);
+    if (rec.internal) this.internalRoots++;
+  }
+  private unmakeRoot(rec: SpanRec): void {
+    if (!rec.rootEntry) return;
+    this.roots.remove(rec.rootEntry);
+    rec.rootEntry = null;
+    if (rec.internal) this.internalRoots--;
   }
 
   private index(trace: TraceRec, span: StoredSpan, add: boolean): void {
@@ -210,14 +233,10 @@ export class SpanStore {
       if (siblings) siblings.push(rec);
       else trace.childrenOf.set(parentId, [rec]);
     }
-    if (!parentId || !trace.spans.has(parentId)) rec.rootEntry = this.roots.insert(t, rec);
+    if (rec.internal) this.internalSpans++;
+    if (!parentId || !trace.spans.has(parentId)) this.makeRoot(rec);
     // children that arrived first (OTel exports a child before its parent ends) stop being roots
-    for (const child of trace.childrenOf.get(span.span_id) ?? []) {
-      if (child.rootEntry) {
-        this.roots.remove(child.rootEntry);
-        child.rootEntry = null;
-      }
-    }
+    for (const child of trace.childrenOf.get(span.span_id) ?? []) this.unmakeRoot(child);
     return rec;
   }
 
@@ -227,10 +246,8 @@ export class SpanStore {
     this.count_(trace, span, -1);
     this.index(trace, span, false);
     this.all.remove(rec.allEntry);
-    if (rec.rootEntry) {
-      this.roots.remove(rec.rootEntry);
-      rec.rootEntry = null;
-    }
+    if (rec.internal) this.internalSpans--;
+    this.unmakeRoot(rec);
     const parentId = span.parent_span_id;
     if (parentId) {
       const siblings = trace.childrenOf.get(parentId);
@@ -242,7 +259,7 @@ export class SpanStore {
     }
     // its children lose their parent and become (orphan) roots
     for (const child of trace.childrenOf.get(span.span_id) ?? []) {
-      if (!child.rootEntry) child.rootEntry = this.roots.insert(child.span.start_time_unix_nano, child);
+      this.makeRoot(child);
     }
     if (trace.spans.size === 0) this.traces.delete(trace.traceId);
   }

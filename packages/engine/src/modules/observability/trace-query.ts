@@ -250,7 +250,32 @@ export function listTraces(store: SpanStore, input: TracesListInput): TraceListR
 
   const index = allSpans ? store.all : store.roots;
   const traces = criteria.plan.traces;
-  if (traces && traces.size * 8 < index.size) {
+  const p = criteria.plan;
+  const unfiltered =
+    byTime &&
+    !criteria.status &&
+    criteria.minMs === undefined &&
+    criteria.maxMs === undefined &&
+    from === undefined &&
+    to === undefined &&
+    !traces &&
+    !p.excluded &&
+    p.scanPairs.length === 0 &&
+    p.scanExclude.length === 0;
+  if (unfiltered) {
+    // the console's default view: count from the store's tallies, walk only to the end of the page
+    total = index.size - (criteria.includeInternal ? 0 : allSpans ? store.internalSpans : store.internalRoots);
+    let skipped = 0;
+    index.visit(
+      (rec) => {
+        if (!criteria.includeInternal && rec.internal) return undefined;
+        if (skipped < offset) skipped++;
+        else page.push(rec);
+        return page.length < limit ? undefined : false;
+      },
+      { descending },
+    );
+  } else if (traces && traces.size * 8 < index.size) {
     // few matching traces: start from them instead of walking the whole time index
     const candidates: SpanRec[] = [];
     for (const trace of traces.keys()) {

@@ -49,7 +49,7 @@ export class WorkerMetricsStore {
         runtime: worker.info.runtime ?? 'node',
       };
     }
-    this.points.push(...points);
+    for (const point of points) this.points.push(point);
     if (this.points.length > this.maxCount * 1.25) this.points = this.points.slice(this.points.length - this.maxCount);
   }
 
@@ -71,6 +71,10 @@ export class WorkerMetricsStore {
       out.push(p);
     }
     return out;
+  }
+
+  get size(): number {
+    return Math.min(this.points.length, this.maxCount);
   }
 
   clear(): void {
