@@ -42,11 +42,24 @@ export async function sendHttpTest(req: HttpTestRequest): Promise<HttpTestRespon
   const text = await res.text();
   const durationMs = performance.now() - t0;
   if (!res.headers.has(PROXY_MARKER)) {
-    throw new HttpTestUnavailable(
-      res.status === 404
-        ? 'This server does not forward HTTP trigger tests (no /_console/http endpoint). Run eng-console to test HTTP triggers from the browser.'
-        : `The console could not forward the request (HTTP ${res.status}).`,
-    );
+    // the console's own answer: its JSON error says why (engine HTTP port down, …)
+    let reason: string | undefined;
+    try {
+      reason = (JSON.parse(text) as { error?: { message?: string } }).error?.message;
+    } catch {
+      reason = undefined;
+    }
+    if (res.status === 404 && !reason?.startsWith('no console endpoint')) {
+      throw new HttpTestUnavailable(
+        'This server does not forward HTTP trigger tests (it has no /_console/http endpoint). Run eng-console to test HTTP triggers from the browser.',
+      );
+    }
+    if (res.status === 404) {
+      throw new HttpTestUnavailable(
+        'This console does not forward HTTP trigger tests. Run eng-console to test HTTP triggers from the browser.',
+      );
+    }
+    throw new Error(reason ?? `The console could not forward the request (HTTP ${res.status}).`);
   }
   let json: unknown;
   try {

@@ -9,9 +9,9 @@ export const workerKeys = {
   list: () => [...workerKeys.all, 'list'] as const,
 };
 
-/** Workers are engine modules too (`internal: true`); processes are the rest. */
+/** The list includes the engine's own modules (`runtime: engine`); seed 2.1 counts worker processes. */
 export function isProcessWorker(w: WorkerRecord): boolean {
-  return !w.internal;
+  return w.runtime !== 'engine';
 }
 
 /** Refreshed by `engine::workers-available` (api/live.ts); the 15 s poll only refreshes metrics. */

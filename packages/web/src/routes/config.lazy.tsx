@@ -1,6 +1,4 @@
 import { createLazyRoute } from '@tanstack/react-router';
-import { PagePlaceholder } from '../components/shell/page-placeholder.tsx';
+import { ConfigPage } from '../components/config/config-page.tsx';
 
-export const Route = createLazyRoute('/config')({
-  component: () => <PagePlaceholder page="Config" description="Connectivity, ports, OpenTelemetry settings and versions." />,
-});
+export const Route = createLazyRoute('/config')({ component: ConfigPage });

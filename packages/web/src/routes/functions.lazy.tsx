@@ -1,6 +1,4 @@
 import { createLazyRoute } from '@tanstack/react-router';
-import { PagePlaceholder } from '../components/shell/page-placeholder.tsx';
+import { FunctionsPage } from '../components/functions/functions-page.tsx';
 
-export const Route = createLazyRoute('/functions')({
-  component: () => <PagePlaceholder page="Functions" description="Registered functions, schemas and Invoke." />,
-});
+export const Route = createLazyRoute('/functions')({ component: FunctionsPage });

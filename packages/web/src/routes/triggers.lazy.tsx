@@ -1,6 +1,4 @@
 import { createLazyRoute } from '@tanstack/react-router';
-import { PagePlaceholder } from '../components/shell/page-placeholder.tsx';
+import { TriggersPage } from '../components/triggers/triggers-page.tsx';
 
-export const Route = createLazyRoute('/triggers')({
-  component: () => <PagePlaceholder page="Triggers" description="HTTP, cron, event, queue and state bindings, with test tools." />,
-});
+export const Route = createLazyRoute('/triggers')({ component: TriggersPage });

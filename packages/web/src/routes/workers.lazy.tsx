@@ -1,6 +1,4 @@
 import { createLazyRoute } from '@tanstack/react-router';
-import { PagePlaceholder } from '../components/shell/page-placeholder.tsx';
+import { WorkersPage } from '../components/workers/workers-page.tsx';
 
-export const Route = createLazyRoute('/workers')({
-  component: () => <PagePlaceholder page="Workers" description="Connected worker processes and engine modules." />,
-});
+export const Route = createLazyRoute('/workers')({ component: WorkersPage });

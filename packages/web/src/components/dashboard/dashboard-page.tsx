@@ -1,39 +1,162 @@
 import { Link } from '@tanstack/react-router';
-import { Cpu, type LucideIcon, Radio, SquareFunction, Zap } from 'lucide-react';
+import { Cpu, type LucideIcon, Radio, SquareFunction, Workflow, Zap } from 'lucide-react';
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
 import { isSystemFunction, useFunctions } from '../../api/functions.ts';
-import { useStreams } from '../../api/streams.ts';
+import { useEngineHealth } from '../../api/health.ts';
+import { useEngineMetrics } from '../../api/metrics.ts';
+import { useLastUpdate } from '../../api/query-client.ts';
+import { isSystemStream, useStreams } from '../../api/streams.ts';
 import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
 import { isProcessWorker, useWorkers } from '../../api/workers.ts';
+import { formatCount, formatTime, pluralize } from '../../lib/format.ts';
+import { KIND_LABEL, kindOf } from '../../lib/trigger-kind.ts';
+import { Card, CardHeader } from '../ui/card.tsx';
+import { cn } from '../ui/cn.ts';
+import { EmptyState } from '../ui/empty-state.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
+import { Spinner } from '../ui/spinner.tsx';
+import { ActivityCharts } from './activity-charts.tsx';
 
+const AppFlow = lazy(() => import('./app-flow.tsx'));
+
+/** Dashboard (seed 2.1): live counters linking to their pages, activity charts, application flow. */
 export function DashboardPage() {
   const functions = useFunctions();
   const triggers = useTriggers();
   const workers = useWorkers();
   const streams = useStreams();
+  const lastUpdate = useLastUpdate();
+
+  const userFunctions = useMemo(() => (functions.data ?? []).filter((f) => !isSystemFunction(f)), [functions.data]);
+  const userFunctionIds = useMemo(() => new Set(userFunctions.map((f) => f.function_id)), [userFunctions]);
+  const userTriggers = useMemo(() => (triggers.data ?? []).filter((t) => !isSystemTrigger(t)), [triggers.data]);
+  const processes = useMemo(() => (workers.data ?? []).filter(isProcessWorker), [workers.data]);
+  const modules = (workers.data?.length ?? 0) - processes.length;
+  const userStreams = (streams.data ?? []).filter((s) => !isSystemStream(s.id));
+  const triggerKinds = useMemo(() => {
+    const counts = new Map<string, number>();
+    for (const t of userTriggers) counts.set(KIND_LABEL[kindOf(t.trigger_type)], (counts.get(KIND_LABEL[kindOf(t.trigger_type)]) ?? 0) + 1);
+    return [...counts.entries()].map(([k, n]) => `${n} ${k}`).join(' · ');
+  }, [userTriggers]);
+
   return (
-    <div>
-      <PageHeader title="Dashboard" description="What is registered on the engine right now." />
-      <div className="grid grid-cols-2 gap-3 p-4 md:p-6 lg:grid-cols-4">
-        <Counter
-          testId="functions"
-          label="Functions"
-          icon={SquareFunction}
-          to="/functions"
-          value={functions.data?.filter((f) => !isSystemFunction(f)).length}
-        />
-        <Counter
-          testId="triggers"
-          label="Triggers"
-          icon={Zap}
-          to="/triggers"
-          value={triggers.data?.filter((t) => !isSystemTrigger(t)).length}
-        />
-        <Counter testId="workers" label="Workers" icon={Cpu} to="/workers" value={workers.data?.filter(isProcessWorker).length} />
-        <Counter testId="streams" label="Streams" icon={Radio} to="/streams" value={streams.data?.length} />
+    <div className="pb-8">
+      <PageHeader
+        title="Dashboard"
+        description="What runs on the engine right now. Counters update live as workers connect and leave."
+        actions={
+          <span className="text-[12px] text-muted tabular-nums" data-testid="dashboard-updated">
+            {lastUpdate ? `Last update ${formatTime(lastUpdate)}` : 'Waiting for data…'}
+          </span>
+        }
+      />
+      <div className="space-y-4 p-4 md:p-6">
+        <div className="grid grid-cols-1 gap-3 sm:grid-cols-2 xl:grid-cols-4">
+          <Counter
+            testId="functions"
+            label="Functions"
+            icon={SquareFunction}
+            to="/functions"
+            value={functions.data ? userFunctions.length : undefined}
+            sub={functions.data ? `${(functions.data.length ?? 0) - userFunctions.length} system functions` : undefined}
+            loading={functions.isPending}
+          />
+          <Counter
+            testId="triggers"
+            label="Triggers"
+            icon={Zap}
+            to="/triggers"
+            value={triggers.data ? userTriggers.length : undefined}
+            sub={triggerKinds || 'none bound yet'}
+            loading={triggers.isPending}
+          />
+          <Counter
+            testId="workers"
+            label="Workers"
+            icon={Cpu}
+            to="/workers"
+            value={workers.data ? processes.length : undefined}
+            sub={workers.data ? `${pluralize(modules, 'engine module')}` : undefined}
+            loading={workers.isPending}
+          />
+          <Counter
+            testId="streams"
+            label="Streams"
+            icon={Radio}
+            to="/streams"
+            value={streams.data ? streams.data.length : undefined}
+            sub={
+              streams.data
+                ? pluralize(
+                    userStreams.reduce((n, s) => n + s.groups.length, 0),
+                    'group',
+                  )
+                : streams.isError
+                  ? 'streams module not loaded'
+                  : undefined
+            }
+            loading={streams.isPending}
+          />
+        </div>
+        <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
+          <ActivityCharts />
+        </div>
+        <Card>
+          <CardHeader
+            title={
+              <span className="inline-flex items-center gap-1.5">
+                <Workflow size={14} className="text-accent" /> Application flow
+              </span>
+            }
+            description="Where work comes from and which function it reaches. Click a node to open it."
+          />
+          {functions.data && triggers.data ? (
+            userFunctions.length === 0 ? (
+              <EmptyState icon={Workflow} title="Nothing to draw yet" compact>
+                Register functions and triggers from a worker (the orders demo starts with <code className="font-mono">npm start</code>) and
+                the flow appears here.
+              </EmptyState>
+            ) : (
+              <Suspense fallback={<FlowLoading />}>
+                <AppFlow functions={userFunctions} triggers={userTriggers} />
+              </Suspense>
+            )
+          ) : (
+            <FlowLoading />
+          )}
+        </Card>
+        <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
+          <TopFunctions userFunctions={userFunctionIds} />
+          <EngineSummary />
+        </div>
       </div>
     </div>
   );
+}
+
+function FlowLoading() {
+  return (
+    <div className="flex h-[260px] items-center justify-center gap-2 text-[13px] text-muted">
+      <Spinner /> Drawing the flow…
+    </div>
+  );
+}
+
+/** Briefly highlights a value when it changes (a live counter should look live). */
+function useFlash(value: unknown): boolean {
+  const [flash, setFlash] = useState(false);
+  const first = useRef(true);
+  useEffect(() => {
+    if (value === undefined) return;
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    setFlash(true);
+    const t = window.setTimeout(() => setFlash(false), 1200);
+    return () => window.clearTimeout(t);
+  }, [value]);
+  return flash;
 }
 
 function Counter({
@@ -41,26 +164,127 @@ function Counter({
   icon: Icon,
   to,
   value,
+  sub,
   testId,
+  loading,
 }: {
   label: string;
   icon: LucideIcon;
   to: '/functions' | '/triggers' | '/workers' | '/streams';
   value: number | undefined;
+  sub?: string;
   testId: string;
+  loading?: boolean;
 }) {
+  const flash = useFlash(value);
   return (
     <Link
       to={to}
       data-testid={`counter-${testId}`}
-      className="rounded-xl border border-line bg-surface p-4 shadow-card transition-colors hover:border-line-strong"
+      className={cn(
+        'group rounded-xl border border-line bg-surface p-4 shadow-card transition-colors hover:border-accent/50',
+        flash && 'animate-flash',
+      )}
     >
-      <div className="flex items-center gap-2 text-[13px] text-muted">
-        <Icon size={15} /> {label}
+      <div className="flex items-center justify-between text-[13px] text-muted">
+        <span className="inline-flex items-center gap-2 font-medium">
+          <span className="flex size-7 items-center justify-center rounded-lg bg-accent-soft text-accent">
+            <Icon size={15} />
+          </span>
+          {label}
+        </span>
+        <span className="text-[11.5px] text-faint opacity-0 transition-opacity group-hover:opacity-100">Open →</span>
       </div>
-      <div className="mt-2 text-3xl font-semibold tabular-nums" data-value={value ?? ''}>
-        {value ?? '—'}
+      <div className="mt-3 text-[32px] leading-none font-semibold tracking-tight text-fg tabular-nums" data-value={value ?? ''}>
+        {value ?? (loading ? <Spinner size={18} className="text-faint" /> : '—')}
       </div>
+      <div className="mt-2 truncate text-[12px] text-muted">{sub ?? '\u00a0'}</div>
     </Link>
+  );
+}
+
+function TopFunctions({ userFunctions }: { userFunctions: Set<string> }) {
+  const metrics = useEngineMetrics(10);
+  const top = useMemo(
+    () =>
+      Object.entries(metrics.data?.engine_metrics.invocations.by_function ?? {})
+        // the engine's own functions (state::set, …) would crowd out the application's
+        .filter(([id]) => userFunctions.has(id))
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 6),
+    [metrics.data, userFunctions],
+  );
+  const max = top[0]?.[1] ?? 1;
+  return (
+    <Card>
+      <CardHeader title="Busiest functions" description="Invocations since the engine started" />
+      {top.length === 0 ? (
+        <EmptyState title="No invocations yet" compact>
+          Invoke a function from the Functions page, or call one of its HTTP routes, and it shows up here.
+        </EmptyState>
+      ) : (
+        <ul className="space-y-2 px-4 py-3">
+          {top.map(([id, n]) => (
+            <li key={id}>
+              <Link to="/functions" search={{ fn: id }} className="group block">
+                <div className="flex items-center justify-between text-[12.5px]">
+                  <span className="truncate font-mono text-fg group-hover:text-accent">{id}</span>
+                  <span className="text-muted tabular-nums">{formatCount(n)}</span>
+                </div>
+                <div className="mt-1 h-1.5 overflow-hidden rounded-full bg-surface-3">
+                  <div className="h-full rounded-full bg-accent/70" style={{ width: `${Math.max(2, (n / max) * 100)}%` }} />
+                </div>
+              </Link>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Card>
+  );
+}
+
+function EngineSummary() {
+  const health = useEngineHealth(30_000);
+  const metrics = useEngineMetrics(10);
+  const m = metrics.data?.engine_metrics;
+  const rows: Array<[string, string]> = [
+    ['Engine version', health.data?.version ?? '—'],
+    ['Invocations', m ? `${formatCount(m.invocations.total)} (${formatCount(m.invocations.error)} failed)` : '—'],
+    [
+      'Latency p50 / p95 / p99',
+      m ? `${m.performance.p50_duration_ms} / ${m.performance.p95_duration_ms} / ${m.performance.p99_duration_ms} ms` : '—',
+    ],
+    ['Workers connected / lost', m ? `${m.workers.spawns} / ${m.workers.deaths}` : '—'],
+    [
+      'Telemetry',
+      health.data
+        ? Object.entries(health.data.components)
+            .map(([k, c]) => `${k} ${c.status}`)
+            .join(' · ')
+        : health.isError
+          ? 'observability module not loaded'
+          : '—',
+    ],
+  ];
+  return (
+    <Card>
+      <CardHeader
+        title="Engine"
+        description="Health and performance"
+        actions={
+          <Link to="/config" className="text-[12px] font-medium text-accent hover:underline">
+            Config →
+          </Link>
+        }
+      />
+      <dl className="divide-y divide-line px-4 text-[12.5px]">
+        {rows.map(([k, v]) => (
+          <div key={k} className="flex items-center justify-between gap-4 py-2">
+            <dt className="text-muted">{k}</dt>
+            <dd className="truncate text-right text-fg tabular-nums">{v}</dd>
+          </div>
+        ))}
+      </dl>
+    </Card>
   );
 }

@@ -56,7 +56,7 @@ export function IconButton({ icon: Icon, label, className, size = 'sm', ...rest 
       size={size}
       aria-label={label}
       title={label}
-      className={cn(size === 'xs' ? 'w-6 px-0' : size === 'sm' ? 'w-7 px-0' : 'w-8.5 px-0', className)}
+      className={cn(size === 'xs' ? 'w-6 px-0!' : size === 'sm' ? 'w-7 px-0!' : 'w-8.5 px-0!', className)}
       {...rest}
     >
       <Icon size={size === 'md' ? 16 : 14} />

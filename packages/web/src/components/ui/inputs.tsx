@@ -2,19 +2,22 @@ import { Search, X } from 'lucide-react';
 import { forwardRef, type InputHTMLAttributes, type SelectHTMLAttributes } from 'react';
 import { cn } from './cn.ts';
 
+/** Width utilities in `className` replace the default full width (no class merging library). */
+const withWidth = (className?: string) => (className && /(^|\s)(w-|flex-1)/.test(className) ? className : cn('w-full', className));
+
 const field =
-  'h-8 w-full rounded-lg border border-line-strong bg-surface px-2.5 text-[13px] text-fg placeholder:text-faint outline-none transition-colors focus:border-accent focus:ring-2 focus:ring-accent/20';
+  'h-8 rounded-lg border border-line-strong bg-surface px-2.5 text-[13px] text-fg placeholder:text-faint outline-none transition-colors focus:border-accent focus:ring-2 focus:ring-accent/20';
 
 export const TextInput = forwardRef<HTMLInputElement, InputHTMLAttributes<HTMLInputElement>>(function TextInput(
   { className, ...rest },
   ref,
 ) {
-  return <input ref={ref} className={cn(field, className)} {...rest} />;
+  return <input ref={ref} className={cn(field, withWidth(className))} {...rest} />;
 });
 
 export function Select({ className, children, ...rest }: SelectHTMLAttributes<HTMLSelectElement>) {
   return (
-    <select className={cn(field, 'cursor-pointer pr-7', className)} {...rest}>
+    <select className={cn(field, 'cursor-pointer pr-7', withWidth(className))} {...rest}>
       {children}
     </select>
   );
@@ -48,7 +51,7 @@ export function SearchInput({
         }}
         placeholder={placeholder}
         aria-label={placeholder}
-        className={cn(field, 'pr-7 pl-8 [&::-webkit-search-cancel-button]:hidden')}
+        className={cn(field, 'w-full pr-7 pl-8 [&::-webkit-search-cancel-button]:hidden')}
       />
       {value ? (
         <button

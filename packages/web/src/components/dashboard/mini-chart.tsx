@@ -1,0 +1,100 @@
+import 'uplot/dist/uPlot.min.css';
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import { useTheme } from '../../lib/theme.ts';
+
+export interface MiniSeries {
+  label: string;
+  values: number[];
+  /** CSS custom property with the colour, e.g. `--c-accent`. */
+  colorVar: string;
+}
+
+function cssVar(name: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888888';
+}
+
+/** Canvas fill styles do not take color-mix(): turn `#rrggbb` into an rgba() string. */
+function withAlpha(hex: string, alpha: number): string {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex);
+  if (!m) return hex;
+  return `rgba(${Number.parseInt(m[1] as string, 16)}, ${Number.parseInt(m[2] as string, 16)}, ${Number.parseInt(m[3] as string, 16)}, ${alpha})`;
+}
+
+/** A small uPlot area chart that follows its container's width and the theme. */
+export function MiniChart({
+  times,
+  series,
+  height = 120,
+  label,
+  unit = '',
+}: {
+  times: number[];
+  series: MiniSeries[];
+  height?: number;
+  label: string;
+  unit?: string;
+}) {
+  const host = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const theme = useTheme();
+
+  // (re)create on theme or shape change: colours are baked into the series
+  // biome-ignore lint/correctness/useExhaustiveDependencies: data updates go through setData below
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    const grid = cssVar('--c-line');
+    const text = cssVar('--c-faint');
+    const opts: uPlot.Options = {
+      width: el.clientWidth || 300,
+      height,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+      padding: [8, 4, 0, 0],
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
+      axes: [
+        {
+          stroke: text,
+          grid: { stroke: grid, width: 1 },
+          ticks: { show: false },
+          font: '10px Inter Variable, sans-serif',
+          space: 70,
+          size: 22,
+          // HH:MM only: the default two-line date label does not fit a mini chart
+          values: (_u, splits) => splits.map((s) => new Date(s * 1000).toTimeString().slice(0, 5)),
+        },
+        {
+          stroke: text,
+          grid: { stroke: grid, width: 1 },
+          ticks: { show: false },
+          font: '10px Inter Variable, sans-serif',
+          size: 34,
+          values: (_u, vals) => vals.map((v) => `${v}${unit}`),
+        },
+      ],
+      series: [
+        {},
+        ...series.map((s) => {
+          const color = cssVar(s.colorVar);
+          return { label: s.label, stroke: color, width: 1.75, fill: withAlpha(color, 0.16), points: { show: false } };
+        }),
+      ],
+    };
+    const u = new uPlot(opts, [times.map((t) => t / 1000), ...series.map((s) => s.values)], el);
+    plot.current = u;
+    const resize = new ResizeObserver(() => u.setSize({ width: el.clientWidth, height }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      u.destroy();
+      plot.current = null;
+    };
+  }, [theme, height, series.length, unit]);
+
+  useEffect(() => {
+    plot.current?.setData([times.map((t) => t / 1000), ...series.map((s) => s.values)]);
+  }, [times, series]);
+
+  return <div ref={host} role="img" aria-label={label} className="w-full" />;
+}

@@ -1,0 +1,156 @@
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { ChevronDown, ChevronRight } from 'lucide-react';
+import { useEffect, useRef } from 'react';
+import { triggerTone } from '../../lib/trigger-kind.ts';
+import { Badge, CountBadge, StatusDot } from '../ui/badge.tsx';
+import { cn } from '../ui/cn.ts';
+import type { FunctionRow } from './function-rows.ts';
+
+const GRID = 'grid grid-cols-[minmax(0,2.4fr)_minmax(0,1.5fr)_minmax(0,1fr)_84px] items-center gap-3';
+
+/** The function table, virtualised so 10,000 functions scroll smoothly (issue 6 budgets). */
+export function FunctionList({
+  rows,
+  selected,
+  onSelect,
+  onToggleGroup,
+  compact,
+}: {
+  rows: FunctionRow[];
+  selected?: string;
+  onSelect: (id: string) => void;
+  onToggleGroup: (namespace: string) => void;
+  compact?: boolean;
+}) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: (i) => (rows[i]?.kind === 'group' ? 34 : 46),
+    overscan: 12,
+    getItemKey: (i) => {
+      const row = rows[i];
+      return row?.kind === 'group' ? `g:${row.namespace}` : `f:${row?.fn.function_id}`;
+    },
+  });
+
+  // bring the selected function into view when it was chosen elsewhere (palette, URL)
+  const lastScrolled = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!selected || lastScrolled.current === selected) return;
+    const index = rows.findIndex((r) => r.kind === 'function' && r.fn.function_id === selected);
+    if (index >= 0) {
+      lastScrolled.current = selected;
+      virtualizer.scrollToIndex(index, { align: 'auto' });
+    }
+  }, [selected, rows, virtualizer]);
+
+  return (
+    <div className="flex min-h-0 flex-1 flex-col">
+      <div
+        aria-hidden="true"
+        className={cn(
+          GRID,
+          'h-9 shrink-0 border-b border-line bg-surface-2/60 px-4 text-[11px] font-semibold tracking-wider text-faint uppercase',
+        )}
+      >
+        <span>Function ID</span>
+        <span>Triggers</span>
+        <span className={compact ? 'hidden' : ''}>Worker</span>
+        <span className={compact ? 'hidden' : ''}>Status</span>
+      </div>
+      <div ref={scroller} data-testid="function-scroller" className="min-h-0 flex-1 overflow-auto">
+        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const row = rows[item.index] as FunctionRow;
+            const style = {
+              position: 'absolute' as const,
+              top: 0,
+              left: 0,
+              width: '100%',
+              height: item.size,
+              transform: `translateY(${item.start}px)`,
+            };
+            if (row.kind === 'group') {
+              return (
+                <button
+                  key={item.key}
+                  type="button"
+                  style={style}
+                  onClick={() => onToggleGroup(row.namespace)}
+                  aria-expanded={!row.collapsed}
+                  data-testid={`ns-${row.namespace}`}
+                  className="flex cursor-pointer items-center gap-2 border-b border-line bg-bg/70 px-4 text-left text-[11.5px] font-semibold tracking-wide text-muted uppercase hover:text-fg"
+                >
+                  {row.collapsed ? <ChevronRight size={13} /> : <ChevronDown size={13} />}
+                  <span className="font-mono normal-case">{row.namespace}</span>
+                  <CountBadge value={row.count} />
+                </button>
+              );
+            }
+            const { fn, triggers, worker } = row;
+            const active = fn.function_id === selected;
+            return (
+              <button
+                type="button"
+                key={item.key}
+                aria-current={active ? 'true' : undefined}
+                data-function-id={fn.function_id}
+                style={style}
+                onClick={() => onSelect(fn.function_id)}
+                onKeyDown={(e) => {
+                  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+                    e.preventDefault();
+                    moveFocus(scroller.current, e.currentTarget, e.key === 'ArrowDown' ? 1 : -1);
+                  }
+                }}
+                className={cn(
+                  GRID,
+                  'cursor-pointer border-b border-line px-4 text-left outline-none transition-colors focus-visible:bg-surface-2',
+                  active ? 'bg-accent-soft/70' : 'hover:bg-surface-2/70',
+                )}
+              >
+                <span className="min-w-0">
+                  <span className={cn('block truncate font-mono text-[12.5px]', active ? 'text-accent' : 'text-fg')}>{fn.function_id}</span>
+                  {fn.description ? <span className="block truncate text-[11.5px] text-muted">{fn.description}</span> : null}
+                </span>
+                <span className="flex min-w-0 items-center gap-1 overflow-hidden">
+                  {triggers.count === 0 ? (
+                    <span className="text-[12px] text-faint">none</span>
+                  ) : (
+                    <>
+                      <span className="mr-0.5 text-[12px] font-medium text-fg tabular-nums">{triggers.count}</span>
+                      {triggers.types.slice(0, 3).map((t) => (
+                        <Badge key={t} tone={triggerTone(t)} mono>
+                          {t}
+                        </Badge>
+                      ))}
+                      {triggers.types.length > 3 ? <span className="text-[11px] text-faint">+{triggers.types.length - 3}</span> : null}
+                    </>
+                  )}
+                </span>
+                <span className={cn('truncate text-[12.5px] text-muted', compact && 'hidden')}>{worker.name}</span>
+                <span className={cn('flex items-center gap-1.5 text-[12px]', compact && 'hidden')}>
+                  <StatusDot tone={worker.status === 'busy' ? 'warn' : 'ok'} />
+                  <span className="text-muted">
+                    {worker.status === 'busy' ? 'Busy' : worker.status === 'engine' ? 'Built-in' : 'Ready'}
+                  </span>
+                </span>
+              </button>
+            );
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** Arrow keys move between the rendered rows in screen order. */
+function moveFocus(container: HTMLElement | null, from: HTMLElement, step: 1 | -1): void {
+  const all = [...(container?.querySelectorAll<HTMLElement>('[data-function-id]') ?? [])].sort(
+    (a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top,
+  );
+  const next = all[all.indexOf(from) + step];
+  next?.focus();
+  next?.scrollIntoView({ block: 'nearest' });
+}

@@ -1,0 +1,110 @@
+import { Link } from '@tanstack/react-router';
+import type { TriggerRecord } from '../../api/triggers.ts';
+import { kindTone, type TriggerKind } from '../../lib/trigger-kind.ts';
+import { Badge } from '../ui/badge.tsx';
+import { DefinitionList } from '../ui/card.tsx';
+import { CopyButton } from '../ui/copy-button.tsx';
+import { DetailPanel, PanelSection } from '../ui/detail-panel.tsx';
+import { JsonView } from '../ui/json-view.tsx';
+import { CronPanel } from './cron-panel.tsx';
+import { EmitPanel } from './emit-panel.tsx';
+import { HttpTestPanel } from './http-test-panel.tsx';
+import { TriggerStatus } from './trigger-list.tsx';
+
+/** A trigger's details and the test tool for its kind (seed 4.1 ops 2–4). */
+export function TriggerDetail({
+  trigger,
+  kind,
+  summary,
+  onClose,
+}: {
+  trigger: TriggerRecord;
+  kind: TriggerKind;
+  summary: string;
+  onClose: () => void;
+}) {
+  return (
+    <DetailPanel
+      testId="trigger-detail"
+      onClose={onClose}
+      title={
+        <>
+          <Badge tone={kindTone(kind)} mono>
+            {trigger.trigger_type}
+          </Badge>
+          <h2 className="truncate font-mono text-[14px] font-semibold text-fg">{summary}</h2>
+        </>
+      }
+      subtitle={
+        <span>
+          calls{' '}
+          <Link to="/functions" search={{ fn: trigger.function_id }} className="font-mono text-accent hover:underline">
+            {trigger.function_id}
+          </Link>
+        </span>
+      }
+    >
+      {trigger.status === 'error' && trigger.error ? (
+        <div role="alert" className="mx-4 mt-4 rounded-lg border border-bad/30 bg-bad-soft px-3 py-2 text-[13px] text-bad">
+          <p className="font-medium">The trigger type's provider refused this binding</p>
+          <p className="mt-0.5 font-mono text-xs">{trigger.error}</p>
+        </div>
+      ) : null}
+      {kind === 'http' ? (
+        <PanelSection title="Test HTTP trigger">
+          <HttpTestPanel config={trigger.config} functionId={trigger.function_id} />
+        </PanelSection>
+      ) : null}
+      {kind === 'cron' ? (
+        <PanelSection title="Schedule">
+          <CronPanel triggerId={trigger.id} config={trigger.config} functionId={trigger.function_id} />
+        </PanelSection>
+      ) : null}
+      {kind === 'event' ? (
+        <PanelSection title="Emit event">
+          <EmitPanel config={trigger.config} />
+        </PanelSection>
+      ) : null}
+      {kind === 'state' ? (
+        <PanelSection title="Test">
+          <p className="text-[13px] text-muted">
+            State triggers fire when an entry of their scope changes. Add, edit or delete an entry on the{' '}
+            <Link to="/states" className="text-accent hover:underline">
+              States page
+            </Link>{' '}
+            to fire this one.
+          </p>
+        </PanelSection>
+      ) : null}
+      <PanelSection title="Details">
+        <DefinitionList
+          items={[
+            [
+              'Trigger id',
+              <span key="id" className="inline-flex items-center gap-1 font-mono text-[12px]">
+                {trigger.id}
+                <CopyButton text={trigger.id} label="Copy trigger id" />
+              </span>,
+            ],
+            ['Status', <TriggerStatus key="s" trigger={trigger} />],
+            ['Worker', trigger.worker_name],
+            [
+              'Type',
+              <span key="t" className="font-mono">
+                {trigger.trigger_type}
+              </span>,
+            ],
+          ]}
+        />
+      </PanelSection>
+      <PanelSection title="Configuration">
+        <JsonView value={trigger.config} label="configuration" maxHeight={260} />
+      </PanelSection>
+      {trigger.metadata && Object.keys(trigger.metadata).length ? (
+        <PanelSection title="Metadata">
+          <JsonView value={trigger.metadata} label="metadata" maxHeight={200} />
+        </PanelSection>
+      ) : null}
+    </DetailPanel>
+  );
+}

@@ -1,0 +1,93 @@
+import type { TriggerRecord } from '../../api/triggers.ts';
+import { describeCron } from '../../lib/cron-describe.ts';
+import { KIND_LABEL, kindTone, type TriggerKind } from '../../lib/trigger-kind.ts';
+import { Badge, CountBadge, StatusDot } from '../ui/badge.tsx';
+import { cn } from '../ui/cn.ts';
+
+const GRID = 'grid grid-cols-[150px_minmax(0,1.3fr)_minmax(0,1.6fr)_96px] items-center gap-3';
+
+export interface TriggerGroup {
+  kind: TriggerKind;
+  items: Array<{ trigger: TriggerRecord; summary: string }>;
+}
+
+const STATUS_LABEL = { active: 'Active', error: 'Error', inactive: 'Inactive' } as const;
+
+export function TriggerStatus({ trigger }: { trigger: TriggerRecord }) {
+  const tone = trigger.status === 'active' ? 'ok' : trigger.status === 'error' ? 'bad' : 'neutral';
+  return (
+    <span
+      className="inline-flex items-center gap-1.5 text-[12px]"
+      title={trigger.error ?? (trigger.status === 'inactive' ? 'No provider serves this trigger type right now' : undefined)}
+    >
+      <StatusDot tone={tone} />
+      <span className={trigger.status === 'error' ? 'text-bad' : 'text-muted'}>{STATUS_LABEL[trigger.status] ?? trigger.status}</span>
+    </span>
+  );
+}
+
+/** Triggers grouped by kind with count badges (seed 2.3). */
+export function TriggerList({ groups, selected, onSelect }: { groups: TriggerGroup[]; selected?: string; onSelect: (id: string) => void }) {
+  return (
+    <div className="min-h-0 flex-1 overflow-auto">
+      <div
+        aria-hidden="true"
+        className={cn(
+          GRID,
+          'sticky top-0 z-10 h-9 border-b border-line bg-surface-2 px-4 text-[11px] font-semibold tracking-wider text-faint uppercase',
+        )}
+      >
+        <span>Type</span>
+        <span>Function</span>
+        <span>Path / Config</span>
+        <span>Status</span>
+      </div>
+      {groups.map((group) => (
+        <section key={group.kind} aria-label={`${KIND_LABEL[group.kind]} triggers`} data-testid={`trigger-group-${group.kind}`}>
+          <h2 className="flex h-8 items-center gap-2 border-b border-line bg-bg/70 px-4 text-[11.5px] font-semibold tracking-wide text-muted uppercase">
+            {KIND_LABEL[group.kind]}
+            <CountBadge value={group.items.length} />
+          </h2>
+          <ul>
+            {group.items.map(({ trigger, summary }) => {
+              const active = trigger.id === selected;
+              const readable = trigger.trigger_type === 'cron' ? describeCron(summary) : undefined;
+              return (
+                <li key={trigger.id}>
+                  <button
+                    type="button"
+                    aria-current={active ? 'true' : undefined}
+                    data-trigger-id={trigger.id}
+                    onClick={() => onSelect(trigger.id)}
+                    className={cn(
+                      GRID,
+                      'min-h-11 w-full cursor-pointer border-b border-line px-4 py-1.5 text-left outline-none focus-visible:bg-surface-2',
+                      active ? 'bg-accent-soft/70' : 'hover:bg-surface-2/70',
+                    )}
+                  >
+                    <span>
+                      <Badge tone={kindTone(group.kind)} mono>
+                        {trigger.trigger_type}
+                      </Badge>
+                    </span>
+                    <span className="min-w-0">
+                      <span className="block truncate font-mono text-[12.5px] text-fg">{trigger.function_id}</span>
+                      <span className="block truncate text-[11.5px] text-faint">{trigger.worker_name}</span>
+                    </span>
+                    <span className="min-w-0">
+                      <span className="block truncate font-mono text-[12.5px] text-fg">{summary}</span>
+                      {readable ? <span className="block truncate text-[11.5px] text-muted">{readable}</span> : null}
+                    </span>
+                    <span>
+                      <TriggerStatus trigger={trigger} />
+                    </span>
+                  </button>
+                </li>
+              );
+            })}
+          </ul>
+        </section>
+      ))}
+    </div>
+  );
+}
