@@ -32,7 +32,7 @@ const clients: RawClient[] = [];
 beforeAll(async () => {
   engine = await startEngine({
     workersYaml:
-      '  - name: eng-http\n    config:\n      port: {{HTTP_PORT}}\n  - name: iii-observability\n    config:\n      logs_console_output: false\n',
+      '  - name: eng-http\n    config:\n      port: {{HTTP_PORT}}\n  - name: eng-state\n  - name: iii-observability\n    config:\n      logs_console_output: false\n',
   });
   httpUrl = (engine.addresses.http as { url: string }).url;
   client = await RawClient.worker(engine.busUrl);
@@ -217,21 +217,25 @@ describe('one trace across the HTTP module and two workers', () => {
     expect(stillPending.spans).toHaveLength(0);
   });
 
-  it('keeps built-in calls out of the listing unless include_internal', async () => {
+  it('traces module functions under a caller context as internal spans; never engine built-ins', async () => {
     const traceId = hex(16);
-    const listed = await client.call('engine::functions::list', {}, { traceparent: `00-${traceId}-${hex(8)}-01` });
-    expect(listed.error).toBeUndefined();
+    const stored = await client.call('state::get', { scope: 'obs', key: 'k' }, { traceparent: `00-${traceId}-${hex(8)}-01` });
+    expect(stored.error).toBeUndefined();
     const hidden = await call<{ total: number }>('engine::traces::list', { trace_id: traceId });
     expect(hidden.total).toBe(0);
     const shown = await call<{ spans: Span[] }>('engine::traces::list', { trace_id: traceId, include_internal: true });
-    expect(shown.spans.map((s) => s.name)).toEqual(['call engine::functions::list']);
-    // reading traces never creates traces
-    const before = await call<{ total: number }>('engine::traces::list', {
-      search_all_spans: true,
+    expect(shown.spans.map((s) => s.name)).toEqual(['call state::get']);
+    expect(Object.fromEntries(shown.spans[0]?.attributes ?? [])['eng.function.kind']).toBe('internal');
+    // engine::* built-ins (the console's polling) and reading traces never create spans
+    const builtinTrace = hex(16);
+    await client.call('engine::functions::list', {}, { traceparent: `00-${builtinTrace}-${hex(8)}-01` });
+    await client.call('engine::traces::list', {}, { traceparent: `00-${builtinTrace}-${hex(8)}-01` });
+    const none = await call<{ total: number }>('engine::traces::list', {
+      trace_id: builtinTrace,
       include_internal: true,
-      name: 'engine::traces',
+      search_all_spans: true,
     });
-    expect(before.total).toBe(0);
+    expect(none.total).toBe(0);
   });
 
   it('counts invocations, errors and latency in engine::metrics::list', async () => {
@@ -260,8 +264,8 @@ describe('one trace across the HTTP module and two workers', () => {
   });
 });
 
-describe('iii-sdk 0.11.6 telemetry and context propagation', () => {
-  it('stores a 0.11.6 worker span and its log line in the same trace', async () => {
+describe('other SDKs and context propagation', () => {
+  it('stores an iii-sdk 0.11.6 worker span and its log line in the same trace', async () => {
     await spawnChainWorker(engine.busUrl, 'legacy', 'svc-legacy');
     const traceId = await newTraceWith('legacy::hello', async () => {
       expect(await call('legacy::hello', { name: 'ada' })).toEqual({ hello: 'ada' });
@@ -279,6 +283,39 @@ describe('iii-sdk 0.11.6 telemetry and context propagation', () => {
       return result.logs[0];
     }, 10_000);
     expect(logs).toMatchObject({ service_name: 'svc-legacy', trace_id: traceId, severity_text: 'INFO' });
+  });
+
+  it('stores @eng/sdk spans and logs: engine span → execute a → execute b', async () => {
+    const { connect } = await import('@eng/sdk');
+    const a = connect(engine.busUrl, { name: 'sdk-a', tracing: { serviceName: 'sdk-a' }, reconnect: { maxRetries: 0 } });
+    const b = connect(engine.busUrl, { name: 'sdk-b', tracing: { serviceName: 'sdk-b' }, reconnect: { maxRetries: 0 } });
+    try {
+      await Promise.all([a.ready(), b.ready()]);
+      b.registerFunction('engsdk::b', async (input: { n: number }) => ({ doubled: input.n * 2 }));
+      a.registerFunction('engsdk::a', async (input: { n: number }, ctx) => {
+        ctx.log.info('engsdk a running', { n: input.n });
+        return a.trigger({ function_id: 'engsdk::b', payload: { n: input.n } });
+      });
+      await waitFor(async () => (await client.call('engine::functions::info', { function_id: 'engsdk::a' })).result);
+      await waitFor(async () => (await client.call('engine::functions::info', { function_id: 'engsdk::b' })).result);
+      const traceId = await newTraceWith('engsdk::a', async () => {
+        expect(await call('engsdk::a', { n: 21 })).toEqual({ doubled: 42 });
+      });
+      const { roots, all } = await treeContaining(traceId, ['execute engsdk::a', 'execute engsdk::b']);
+      expect(roots.map((r) => r.name)).toEqual(['call engsdk::a']);
+      const spanA = all.find((s) => s.name === 'execute engsdk::a') as Node;
+      const spanB = all.find((s) => s.name === 'execute engsdk::b') as Node;
+      expect([spanA.service_name, spanB.service_name]).toEqual(['sdk-a', 'sdk-b']);
+      expect(spanA.parent_span_id).toBe(roots[0]?.span_id);
+      expect(spanB.parent_span_id).toBe(spanA.span_id);
+      const log = await waitFor(
+        async () => (await call<{ logs: any[] }>('engine::logs::list', { search: 'engsdk a running' })).logs[0],
+        10_000,
+      );
+      expect(log).toMatchObject({ trace_id: traceId, span_id: spanA.span_id, service_name: 'sdk-a', severity_text: 'INFO' });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 
   it('forwards traceparent and baggage to the executor; without one the executor gets the engine span', async () => {

@@ -8,6 +8,7 @@ import type { EngineSpan, EngineTracer } from './tracer.ts';
 // spec: engine-protocol §2.6 — which dispatched calls get an engine `call <function_id>` span.
 
 const OBSERVABILITY_FUNCTIONS = new Set<string>(Object.values(ObservabilityFunction));
+const isEngineBuiltin = (id: string) => id.startsWith('engine::') && !id.startsWith('engine::queue::');
 
 /**
  * The engine's span per dispatched call, 0.22.1 semantics with one addition:
@@ -15,8 +16,10 @@ const OBSERVABILITY_FUNCTIONS = new Set<string>(Object.values(ObservabilityFunct
  *   `execute <fn>` span is the canonical one and the caller's context is forwarded unchanged;
  * - a call WITHOUT a traceparent (HTTP-less triggers: cron, queue, state, …) gets a root span, so
  *   every invocation is traceable; its context is what the executor receives;
- * - in-process built-ins get a span only under an incoming traceparent (or `trace_builtins`);
- *   observability functions never do, so reading traces does not create traces.
+ * - in-process module functions (`state::*`, `stream::*`, …) get a span only under an incoming
+ *   traceparent; `engine::*` built-ins only with `trace_builtins` (III_OTEL_TRACE_BUILTINS): @eng/sdk
+ *   callers always send a context, and the console's polling must not fill the span store;
+ * - observability functions never do, so reading traces does not create traces.
  */
 export function callSpanObserver(core: Core, tracer: EngineTracer, options: { traceBuiltins: boolean }): InvocationObserver {
   const open = new WeakMap<CallRecord, EngineSpan>();
@@ -30,7 +33,7 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
       const entry = core.functions.get(call.functionId);
       const routedToWorker = call.executorWorkerId !== null;
       if (routedToWorker && parent) return;
-      if (!routedToWorker && !parent && !options.traceBuiltins) return;
+      if (!routedToWorker && !options.traceBuiltins && (!parent || isEngineBuiltin(call.functionId))) return;
 
       // functions registered with `metadata.internal: true` (e.g. the console UI's live hooks) are system spans too
       const kind = entry ? (entry.metadata?.internal === true ? 'internal' : functionKind(entry)) : 'user';
