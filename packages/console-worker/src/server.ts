@@ -1,0 +1,157 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { redactText } from '@eng/console/redact';
+import { IMMUTABLE, NO_CACHE } from '@eng/console/static-assets';
+import { createWsProxy, type WsProxy } from '@eng/console/ws-proxy';
+import type { EmbeddedAsset } from './embedded.ts';
+
+/**
+ * The console worker's one port (seed table 4.2): `GET /` → embedded index.html, `GET /assets/*`
+ * → embedded content-hashed files, `/ws` upgrade → transparent proxy to the engine bus (the
+ * shared @eng/console proxy: one engine connection per browser connection, no frame cap,
+ * 1011 when the engine is unreachable, cross-origin upgrades refused), anything else → 404.
+ */
+export interface ServerLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  debug(message: string): void;
+}
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  engineUrl: string;
+  assets: Map<string, EmbeddedAsset>;
+  logger: ServerLogger;
+}
+
+export interface ConsoleHttpServer {
+  server: Server;
+  port: number;
+  /** Base URL that opens the UI, e.g. `http://127.0.0.1:3113/`. */
+  url: string;
+  proxy: WsProxy;
+  /** Stop accepting, close proxied sockets (1001), let in-flight requests finish within `graceMs`. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Defensive headers of the reference worker, on every response (console-worker spec §1.6). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "frame-ancestors 'none'; object-src 'none'; base-uri 'none'",
+  'cross-origin-resource-policy': 'same-origin',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+};
+
+/** The URL to open: an unspecified bind address maps to loopback (spec §1.5). */
+export function uiUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/`;
+}
+
+function sendText(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
+  const body = `${text}\n`;
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'text/plain; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': String(Buffer.byteLength(body)),
+    ...extra,
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+function serveAsset(req: IncomingMessage, res: ServerResponse, asset: EmbeddedAsset, cacheControl: string): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    sendText(res, 405, 'method not allowed', { allow: 'GET, HEAD' });
+    return;
+  }
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    'content-type': asset.type,
+    'cache-control': cacheControl,
+    etag: asset.etag,
+    vary: 'Accept-Encoding',
+  };
+  const match = req.headers['if-none-match'];
+  if (match?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  const accept = String(req.headers['accept-encoding'] ?? '');
+  let body = asset.body;
+  if (asset.br && /\bbr\b/.test(accept)) {
+    body = asset.br;
+    headers['content-encoding'] = 'br';
+  } else if (asset.gzip && /\bgzip\b/.test(accept)) {
+    body = asset.gzip;
+    headers['content-encoding'] = 'gzip';
+  }
+  headers['content-length'] = String(body.length);
+  res.writeHead(200, headers);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<ConsoleHttpServer> {
+  const { assets, logger } = options;
+  const proxy = createWsProxy({
+    target: options.engineUrl,
+    logger: { debug: (m) => logger.debug(redactText(m)), warn: (m) => logger.warn(redactText(m)) },
+  });
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (path === '/') {
+      const index = assets.get('/index.html');
+      if (index) return serveAsset(req, res, index, NO_CACHE);
+    } else if (path.startsWith('/assets/')) {
+      const asset = assets.get(path);
+      if (asset) return serveAsset(req, res, asset, IMMUTABLE);
+    } else if (path === '/ws') {
+      return sendText(res, 426, 'upgrade required: /ws is a WebSocket endpoint', { upgrade: 'websocket', connection: 'Upgrade' });
+    }
+    sendText(res, 404, 'not found');
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/ws') proxy.handleUpgrade(req, socket, head);
+    else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n');
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  // idle browser keep-alive sockets must not hold shutdown up
+  server.keepAliveTimeout = 5000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    port,
+    url: uiUrl(options.host, port),
+    proxy,
+    close(graceMs = 3000) {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await proxy.close(1001, 'console worker shutting down');
+        // requests in flight get `graceMs` to finish, then their sockets are cut
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        await stopped;
+        clearTimeout(force);
+      })();
+      return closing;
+    },
+  };
+}
