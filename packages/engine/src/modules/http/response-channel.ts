@@ -24,12 +24,16 @@ export class ResponseChannel implements ChannelSink {
   ) {}
 
   send(frame: ChannelFrame, written: () => void): void {
-    if (this.state === 'done') return written();
+    if (this.state === 'done') {
+      written();
+      return;
+    }
     this.active = true;
     if (!frame.binary) {
       if (this.state === 'pending') this.applyControl(frame.data as string);
       else this.wake();
-      return written();
+      written();
+      return;
     }
     const chunk = frame.data as Buffer;
     if (this.state === 'pending') this.startStreaming();
