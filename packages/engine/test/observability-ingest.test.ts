@@ -1,4 +1,6 @@
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { context, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -387,7 +389,7 @@ describe('persist: true', () => {
     otel.terminate();
     await new Promise((r) => setTimeout(r, 700)); // one batch interval
     await engine.restart();
-    expect(engine.logs()).toMatch(/restored \d+ spans and \d+ logs from observability.db/);
+    expect(engine.logs()).toMatch(/restored \d+ spans and \d+ logs from .*observability\.db/);
 
     client = await rawWorker(engine);
     const list = await client.result<{ spans: Array<{ name: string; span_count: number }> }>('engine::traces::list', { trace_id: traceId });
@@ -400,6 +402,18 @@ describe('persist: true', () => {
     client = await rawWorker(engine);
     expect((await client.result<{ total: number }>('engine::traces::list', { trace_id: traceId })).total).toBe(0);
     expect((await client.result<{ total: number }>('engine::logs::list', { trace_id: traceId })).total).toBe(1);
+  });
+
+  it('starts without persistence, saying so, when observability.db is unusable', async () => {
+    await engine.stop();
+    const file = join(engine.dataDir, 'observability.db');
+    for (const suffix of ['-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    writeFileSync(file, 'this is not a database '.repeat(100));
+    await engine.restart();
+    expect(engine.logs()).toMatch(/observability\.db is unusable .*: traces and logs will not survive a restart/);
+    const client = await rawWorker(engine);
+    expect(await client.result('engine::log::info', { message: 'still logging' })).toBeUndefined();
+    expect((await client.result<{ total: number }>('engine::logs::list', { search: 'still logging' })).total).toBe(1);
   });
 });
 

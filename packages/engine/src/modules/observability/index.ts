@@ -15,7 +15,7 @@ import { LogStore } from './log-store.ts';
 import { severityNumberOf } from './otlp-decode.ts';
 import { encodeLogs, encodeTraces, OtlpSender } from './otlp-export.ts';
 import { mountOtlpReceiver } from './otlp-http.ts';
-import { TelemetryPersistence } from './persistence.ts';
+import { openPersistence } from './persistence.ts';
 import { SpanStore } from './span-store.ts';
 import { Tracer } from './tracer.ts';
 import { registerTelemetryTriggers } from './trigger-types.ts';
@@ -92,19 +92,10 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       const logStore = logMemoryEnabled(config) ? new LogStore(config.logs_max_count, config.logs_retention_seconds * 1000) : null;
       const collector = new Collector(spanStore, logStore, (what, err) => ctx.log.debug(`${what} failed: ${err.message}`));
 
-      let persistence: TelemetryPersistence | undefined;
-      if (config.persist && (spanStore || logStore)) {
-        const db = new TelemetryPersistence(join(ctx.dataDir, 'observability.db'), config.memory_max_spans, config.logs_max_count, ctx.log);
-        persistence = db;
-        const saved = db.load();
-        // straight into the stores: restored records are not new (no triggers, no re-export)
-        for (const span of saved.spans) spanStore?.upsert(span);
-        for (const log of saved.logs) logStore?.add(log);
-        if (spanStore) collector.onSpan((span) => db.addSpan(span));
-        if (logStore) collector.onLog((log) => db.addLog(log));
-        cleanups.push(() => db.close());
-        ctx.log.info(`restored ${saved.spans.length} spans and ${saved.logs.length} logs from observability.db`);
-      }
+      const persistence = config.persist
+        ? openPersistence(join(ctx.dataDir, 'observability.db'), collector, config.memory_max_spans, config.logs_max_count, ctx.log)
+        : undefined;
+      if (persistence) cleanups.push(() => persistence.close());
 
       const endpoint = config.endpoint.replace(/\/+$/, '');
       if (config.enabled && config.exporter !== 'memory') {

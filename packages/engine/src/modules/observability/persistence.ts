@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type { StoredLog, StoredSpan } from '@eng/protocol';
 import Database from 'better-sqlite3';
 import type { Logger } from '../../log.ts';
+import type { Collector } from './collector.ts';
 
 // `persist: true`: traces and logs survive a restart in `<dataDir>/observability.db`. Writes are
 // batched (one transaction per flush) and the tables are trimmed to the memory store's sizes, so
@@ -103,4 +104,35 @@ export class TelemetryPersistence {
     }
     this.db.close();
   }
+}
+
+/**
+ * Open `<dataDir>/observability.db`, load it into the collector's stores and keep it up to date.
+ * An unusable file (corrupt, unwritable) is reported and the engine runs without persistence.
+ */
+export function openPersistence(
+  file: string,
+  collector: Collector,
+  maxSpans: number,
+  maxLogs: number,
+  log: Logger,
+): TelemetryPersistence | undefined {
+  const { spans: spanStore, logs: logStore } = collector;
+  if (!spanStore && !logStore) return undefined;
+  let db: TelemetryPersistence;
+  let saved: { spans: StoredSpan[]; logs: StoredLog[] };
+  try {
+    db = new TelemetryPersistence(file, maxSpans, maxLogs, log);
+    saved = db.load();
+  } catch (err) {
+    log.error(`${file} is unusable (${(err as Error).message}): traces and logs will not survive a restart`);
+    return undefined;
+  }
+  // straight into the stores: restored records are not new (no triggers, no re-export)
+  for (const span of saved.spans) spanStore?.upsert(span);
+  for (const record of saved.logs) logStore?.add(record);
+  if (spanStore) collector.onSpan((span) => db.addSpan(span));
+  if (logStore) collector.onLog((record) => db.addLog(record));
+  log.info(`restored ${saved.spans.length} spans and ${saved.logs.length} logs from ${file}`);
+  return db;
 }
