@@ -52,8 +52,19 @@ export type TraceSet = Map<TraceRec, number>;
 
 /** Attribute values longer than this are not indexed (a filter on one scans instead). */
 export const MAX_INDEXED_VALUE = 128;
-export const attributeKey = (key: string, value: string) => `${key}\u0000${value}`;
 
+function addTo(set: TraceSet, trace: TraceRec): void {
+  set.set(trace, (set.get(trace) ?? 0) + 1);
+}
+/** Count one span less; true when the trace no longer has any. */
+function removeFrom(set: TraceSet, trace: TraceRec): boolean {
+  const n = (set.get(trace) ?? 0) - 1;
+  if (n > 0) set.set(trace, n);
+  else set.delete(trace);
+  return set.size === 0;
+}
+
+/** Trace sets by one string (a lower-cased service or span name). */
 class TraceIndex {
   readonly entries = new Map<string, TraceSet>();
   add(key: string, trace: TraceRec): void {
@@ -62,18 +73,45 @@ class TraceIndex {
       set = new Map();
       this.entries.set(key, set);
     }
-    set.set(trace, (set.get(trace) ?? 0) + 1);
+    addTo(set, trace);
   }
   remove(key: string, trace: TraceRec): void {
     const set = this.entries.get(key);
-    if (!set) return;
-    const n = (set.get(trace) ?? 0) - 1;
-    if (n > 0) set.set(trace, n);
-    else set.delete(trace);
-    if (set.size === 0) this.entries.delete(key);
+    if (set && removeFrom(set, trace)) this.entries.delete(key);
   }
   clear(): void {
     this.entries.clear();
+  }
+}
+
+/** Trace sets by attribute key, then value (nested: no key+value string is built per span). */
+class AttributeIndex {
+  private readonly keys = new Map<string, Map<string, TraceSet>>();
+  get(key: string, value: string): TraceSet | undefined {
+    return this.keys.get(key)?.get(value);
+  }
+  add(key: string, value: string, trace: TraceRec): void {
+    let values = this.keys.get(key);
+    if (!values) {
+      values = new Map();
+      this.keys.set(key, values);
+    }
+    let set = values.get(value);
+    if (!set) {
+      set = new Map();
+      values.set(value, set);
+    }
+    addTo(set, trace);
+  }
+  remove(key: string, value: string, trace: TraceRec): void {
+    const values = this.keys.get(key);
+    const set = values?.get(value);
+    if (!values || !set || !removeFrom(set, trace)) return;
+    values.delete(value);
+    if (values.size === 0) this.keys.delete(key);
+  }
+  clear(): void {
+    this.keys.clear();
   }
 }
 
@@ -93,7 +131,7 @@ export class SpanStore {
   readonly all = new TimeIndex<SpanRec>();
   readonly byService = new TraceIndex();
   readonly byName = new TraceIndex();
-  readonly byAttribute = new TraceIndex();
+  readonly byAttribute = new AttributeIndex();
   /** Spans dropped by the ring since start (reported by `engine::health::check`). */
   evicted = 0;
   /** Internal spans among all spans and among roots, so an unfiltered listing counts without a scan. */
@@ -195,7 +233,7 @@ export class SpanStore {
     this.byService[op](lowerCase(span.service_name), trace);
     this.byName[op](lowerCase(span.name), trace);
     for (const [key, value] of span.attributes) {
-      if (value.length <= MAX_INDEXED_VALUE) this.byAttribute[op](attributeKey(key, value), trace);
+      if (value.length <= MAX_INDEXED_VALUE) this.byAttribute[op](key, value, trace);
     }
   }
 

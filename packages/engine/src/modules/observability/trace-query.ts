@@ -1,5 +1,5 @@
 import { EngError, ErrorCode, type StoredSpan, type TraceListSpan, type TracesListInput, type TraceTreeNode } from '@eng/protocol';
-import { attributeKey, MAX_INDEXED_VALUE, type SpanRec, type SpanStore, type TraceRec } from './span-store.ts';
+import { MAX_INDEXED_VALUE, type SpanRec, type SpanStore, type TraceRec } from './span-store.ts';
 
 // spec: engine-protocol §4.3 (`engine::traces::*`), seed §2.6 (trace filters, AND-combined).
 
@@ -93,8 +93,8 @@ function plan(store: SpanStore, input: TracesListInput, attributes: Pairs, exclu
   }
   if (input.service_name) sets.push(matching(store.byService.entries, input.service_name.toLowerCase()));
   if (input.name) sets.push(matching(store.byName.entries, input.name.toLowerCase()));
-  for (const [key, value] of attributes.filter(indexable)) sets.push(store.byAttribute.entries.get(attributeKey(key, value)) ?? EMPTY);
-  const excludeSets = exclude.filter(indexable).map(([key, value]) => store.byAttribute.entries.get(attributeKey(key, value)) ?? EMPTY);
+  for (const [key, value] of attributes.filter(indexable)) sets.push(store.byAttribute.get(key, value) ?? EMPTY);
+  const excludeSets = exclude.filter(indexable).map(([key, value]) => store.byAttribute.get(key, value) ?? EMPTY);
   return {
     traces: sets.length > 0 ? intersect(sets) : null,
     excluded: excludeSets.length > 0 ? union(excludeSets) : null,
