@@ -27,12 +27,15 @@ const HOP_BY_HOP = new Set([
   'cookie',
 ]);
 
-export function forwardHttp(
-  req: IncomingMessage,
-  res: ServerResponse,
-  engine: { host: string; port: number },
-  pathAndQuery: string,
-): Promise<void> {
+export interface HttpTarget {
+  host: string;
+  port: number;
+  auth?: string;
+  /** The engine URL without credentials, for messages. */
+  shown: string;
+}
+
+export function forwardHttp(req: IncomingMessage, res: ServerResponse, engine: HttpTarget, pathAndQuery: string): Promise<void> {
   return new Promise((resolve) => {
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
@@ -40,7 +43,7 @@ export function forwardHttp(
       headers[name] = value;
     }
     const upstream = request(
-      { host: engine.host, port: engine.port, method: req.method, path: pathAndQuery || '/', headers, timeout: 30_000 },
+      { host: engine.host, port: engine.port, auth: engine.auth, method: req.method, path: pathAndQuery || '/', headers, timeout: 30_000 },
       (up) => {
         const out: Record<string, string | string[]> = { [PROXY_MARKER]: '1' };
         for (const [name, value] of Object.entries(up.headers)) {
@@ -60,12 +63,7 @@ export function forwardHttp(
     upstream.on('error', (err) => {
       if (!res.headersSent) {
         const code = (err as NodeJS.ErrnoException).code;
-        sendError(
-          res,
-          502,
-          'engine_unreachable',
-          `engine HTTP port unreachable at http://${engine.host}:${engine.port}: ${code ?? err.message}`,
-        );
+        sendError(res, 502, 'engine_unreachable', `engine HTTP port unreachable at ${engine.shown}: ${code ?? err.message}`);
       } else res.destroy();
       resolve();
     });

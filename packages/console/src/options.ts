@@ -1,3 +1,5 @@
+import { isIPv6 } from 'node:net';
+
 /**
  * eng-console settings: seed table 4.4 flags, their environment variables, and defaults
  * (console spec §2.2). Flags win over the environment.
@@ -73,7 +75,7 @@ export function resolveOptions(flags: RawFlags, env: Record<string, string | und
 
 /** Host part of a URL: IPv6 literals need brackets. */
 export function urlHost(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return isIPv6(host) ? `[${host}]` : host;
 }
 
 export function engineUrls(o: ConsoleOptions): { http: string; streams: string; bridge: string; otlp: string } {

@@ -7,7 +7,7 @@ import { sendError, sendJson } from './http-util.ts';
 import { handleInvoke } from './invoke.ts';
 import { type ConsoleOptions, engineUrls, urlHost } from './options.ts';
 import { runProbes } from './probes.ts';
-import { redactText } from './redact.ts';
+import { redactText, redactUrl } from './redact.ts';
 import { loadBundle, type StaticBundle } from './static-assets.ts';
 import { type ConsoleTelemetry, disabledTelemetry, startTelemetry } from './telemetry.ts';
 import { CONSOLE_VERSION } from './version.ts';
@@ -66,6 +66,13 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const logger = options.logger ?? silent;
   const bundle = loadBundle(options.webDir);
   const urls = engineUrls(options);
+  // what users see (config endpoint, error messages): never the credentials in an engine URL
+  const shown = {
+    http: redactUrl(urls.http),
+    streams: redactUrl(urls.streams),
+    bridge: redactUrl(urls.bridge),
+    otlp: redactUrl(urls.otlp),
+  };
   const startedAt = Date.now();
   const telemetry = options.otel
     ? startTelemetry({ serviceName: options.otelServiceName, version: CONSOLE_VERSION, endpoint: urls.otlp })
@@ -84,8 +91,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       error: (m) => logger.warn(redactText(m)),
     },
   });
-  client.on('connected', () => logger.info(`connected to the engine at ${urls.bridge}`));
-  client.on('disconnected', ({ code }) => logger.warn(`lost the engine at ${urls.bridge} (${code}); reconnecting`));
+  client.on('connected', () => logger.info(`connected to the engine at ${shown.bridge}`));
+  client.on('disconnected', ({ code }) => logger.warn(`lost the engine at ${shown.bridge} (${code}); reconnecting`));
 
   const proxyLogger = { debug: (m: string) => logger.debug(redactText(m)), warn: (m: string) => logger.warn(redactText(m)) };
   const busProxy: WsProxy = createWsProxy({ target: urls.bridge, logger: proxyLogger });
@@ -95,12 +102,19 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     logger: proxyLogger,
   });
   const headers = securityHeaders(bundle);
+  const engineHttp = new URL(urls.http);
+  const httpTarget = {
+    host: engineHttp.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(engineHttp.port || 80),
+    auth: engineHttp.username ? `${decodeURIComponent(engineHttp.username)}:${decodeURIComponent(engineHttp.password)}` : undefined,
+    shown: shown.http,
+  };
 
   const configBody = () => ({
     version: CONSOLE_VERSION,
     host: options.host,
     port: actualPort,
-    engine_host: options.engineHost,
+    engine_host: options.engineHost.replace(/^[^@]*@/, ''),
     engine_port: options.enginePort,
     ws_port: options.wsPort,
     bridge_port: options.bridgePort,
@@ -110,7 +124,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       ...(telemetry.endpoint ? { endpoint: telemetry.endpoint } : {}),
     },
     enable_flow: options.enableFlow,
-    engine_urls: urls,
+    engine_urls: shown,
     engine_connected: client.workerId !== undefined,
     started_at: startedAt,
     node_version: process.version,
@@ -129,14 +143,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' });
         return sendJson(res, 200, configBody());
       }
-      if (path === '/_console/invoke') return handleInvoke(req, res, { client, bridgeUrl: urls.bridge, telemetry });
+      if (path === '/_console/invoke') return handleInvoke(req, res, { client, bridgeUrl: shown.bridge, telemetry });
       if (path === '/_console/probe') {
         if (req.method !== 'GET') return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' });
-        return sendJson(res, 200, { probes: await runProbes(urls, client.workerId !== undefined), timestamp: Date.now() });
+        const probes = await runProbes(urls, client.workerId !== undefined);
+        return sendJson(res, 200, { probes: probes.map((p) => ({ ...p, url: redactUrl(p.url) })), timestamp: Date.now() });
       }
       if (path === HTTP_PREFIX || path.startsWith(`${HTTP_PREFIX}/`)) {
         const rest = (req.url ?? '').slice((req.url ?? '').indexOf(HTTP_PREFIX) + HTTP_PREFIX.length) || '/';
-        return forwardHttp(req, res, { host: options.engineHost, port: options.enginePort }, rest.startsWith('/') ? rest : `/${rest}`);
+        return forwardHttp(req, res, httpTarget, rest.startsWith('/') ? rest : `/${rest}`);
       }
       return sendError(res, 404, 'NOT_FOUND', `no console endpoint ${path}`);
     }

@@ -137,12 +137,22 @@ export function createWsProxy(options: WsProxyOptions): WsProxy {
       .split(',')
       .map((p) => p.trim())
       .filter(Boolean);
-    const upstream = new WebSocket(target, protocols, {
-      maxPayload: 0,
-      perMessageDeflate: false,
-      autoPong: false,
-      handshakeTimeout: options.connectTimeoutMs ?? 5000,
-    });
+    let upstream: WebSocket;
+    try {
+      upstream = new WebSocket(target, protocols, {
+        maxPayload: 0,
+        perMessageDeflate: false,
+        autoPong: false,
+        handshakeTimeout: options.connectTimeoutMs ?? 5000,
+      });
+    } catch (err) {
+      // a malformed target URL: the browser still learns why, the server stays up
+      logger.warn(`ws proxy: cannot dial ${redactUrl(target)}: ${(err as Error).message}`);
+      wss.handleUpgrade(req, socket, head, (client) =>
+        client.close(1011, truncateReason(`engine unreachable at ${redactUrl(target)}: invalid URL`)),
+      );
+      return;
+    }
     pendingUpstreams.add(upstream);
     let settled = false;
     // the browser hung up while we were still dialling the engine
