@@ -1,9 +1,4 @@
 import { createLazyRoute } from '@tanstack/react-router';
-import { PagePlaceholder } from '../components/shell/page-placeholder.tsx';
+import { TracesPage } from '../components/traces/traces-page.tsx';
 
-// Placeholder until this page is built (issue 6/7); the route, nav entry and palette entry already work.
-export const Route = createLazyRoute('/traces')({
-  component: () => (
-    <PagePlaceholder page="Traces" description="Trace list with filters, waterfall, flame graph, service breakdown and span details." />
-  ),
-});
+export const Route = createLazyRoute('/traces')({ component: TracesPage });
