@@ -14,10 +14,10 @@
  * engine span per HTTP request is a large share of the engine's CPU per request.
  * The same file is the plain server and the worker when started with `--role plain|worker`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { ENG_CLI } from '../test/harness.ts';
@@ -33,7 +33,7 @@ const OBSERVABILITY = args.get('observability') ?? 'on';
 const PATH = '/bench/items/42';
 
 interface AutocannonResult {
-  requests: { average: number };
+  requests: { average: number; total: number };
   latency: { p50: number; p99: number };
   errors: number;
   non2xx: number;
@@ -109,15 +109,30 @@ interface Figures {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU the server side (the listed processes) spent per request, µs. */
+  cpuUs: number;
 }
 
-async function load(url: string, seconds: number): Promise<Figures> {
+/** User+system CPU of a process so far, ms (Linux /proc; 0 elsewhere). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 100 Hz ticks
+  } catch {
+    return 0;
+  }
+}
+
+async function load(url: string, seconds: number, pids: Array<number | undefined> = []): Promise<Figures> {
+  const before = pids.reduce<number>((sum, pid) => sum + cpuMs(pid), 0);
   const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1 });
+  const spent = pids.reduce<number>((sum, pid) => sum + cpuMs(pid), 0) - before;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx + result.timeouts,
+    cpuUs: result.requests.total > 0 ? (spent * 1000) / result.requests.total : Number.NaN,
   };
 }
 
@@ -163,9 +178,9 @@ async function main(): Promise<void> {
     const engineRuns: Figures[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       process.stderr.write(`round ${round}/${ROUNDS}: node:http… `);
-      plainRuns.push(await load(plainUrl, SECONDS));
+      plainRuns.push(await load(plainUrl, SECONDS, [plain.child.pid]));
       process.stderr.write('engine… ');
-      engineRuns.push(await load(engineUrl, SECONDS));
+      engineRuns.push(await load(engineUrl, SECONDS, [engine.child.pid, worker.child.pid]));
     }
     process.stderr.write('done\n');
     const summary = (runs: Figures[]) => ({
@@ -173,6 +188,7 @@ async function main(): Promise<void> {
       p50: median(runs.map((r) => r.p50)),
       p99: median(runs.map((r) => r.p99)),
       errors: runs.reduce((n, r) => n + r.errors, 0),
+      cpuUs: median(runs.map((r) => r.cpuUs)),
     });
     const p = summary(plainRuns);
     const e = summary(engineRuns);
@@ -188,12 +204,25 @@ async function main(): Promise<void> {
           'req/s': fmt(p.rps, 0),
           'p50 ms': fmt(p.p50, 1),
           'p99 ms': fmt(p.p99, 1),
+          'server CPU µs/req': fmt(p.cpuUs, 0),
           errors: p.errors,
         },
-        { target: `eng-http → ${workerName}`, 'req/s': fmt(e.rps, 0), 'p50 ms': fmt(e.p50, 1), 'p99 ms': fmt(e.p99, 1), errors: e.errors },
+        {
+          target: `eng-http → ${workerName}`,
+          'req/s': fmt(e.rps, 0),
+          'p50 ms': fmt(e.p50, 1),
+          'p99 ms': fmt(e.p99, 1),
+          'server CPU µs/req': `${fmt(e.cpuUs, 0)} (engine + worker)`,
+          errors: e.errors,
+        },
       ]),
     );
     console.log(`\nthroughput ratio (engine/node:http): ${fmt(ratio * 100, 0)}%   budget ≥ 50% ${ratio >= 0.5 ? 'OK' : 'UNDER'}`);
+    console.log(
+      `load average during the run: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} on ${availableParallelism()} cores`,
+    );
   } finally {
     await stopChild(worker.child);
     await stopChild(engine.child);
