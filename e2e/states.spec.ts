@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { call, randomTag } from './fixtures/engine-client.ts';
+import { call, randomTag, reloadInTheme } from './fixtures/engine-client.ts';
 import type { Stack } from './fixtures/stack.ts';
 import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
 
@@ -132,9 +132,11 @@ test('a 500-key group pages through the server, virtualised, with prefix and con
   ]);
   await expect(page).toHaveURL(/contains=true/);
 
-  // the light theme, same view
-  await gotoPage(page, consoleUrl, `/states?scope=${scope}&key=k-250`, 'light');
-  await expect(page.getByTestId('state-detail')).toContainText('"item 250"');
+  // the light theme, same view (search, selection and Contains come back from the URL)
+  await item(page, 'k-299').click();
+  await reloadInTheme(page, 'light');
+  await expect(page.getByTestId('state-detail')).toContainText('"item 299"');
+  await expect(page.getByTestId('state-match-count')).toHaveText('5 matching');
   await page.screenshot({ path: `${ARTIFACTS}states-light.png` });
 });
 

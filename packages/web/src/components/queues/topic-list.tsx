@@ -1,0 +1,135 @@
+import { Inbox } from 'lucide-react';
+import type { QueueTopic, TopicStats } from '../../api/queues.ts';
+import { formatCount } from '../../lib/format.ts';
+import { Badge } from '../ui/badge.tsx';
+import { cn } from '../ui/cn.ts';
+import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
+import { Spinner } from '../ui/spinner.tsx';
+
+export const KIND_LABEL = { function_queue: 'queue', topic: 'topic' } as const;
+
+/** Queues and topics with depth, in flight, consumers, delivered / failed and dead letters. */
+export function TopicList({
+  topics,
+  stats,
+  loading,
+  error,
+  selected,
+  onSelect,
+}: {
+  topics: QueueTopic[] | undefined;
+  stats: Map<string, TopicStats>;
+  loading: boolean;
+  error: unknown;
+  selected: string | undefined;
+  onSelect: (name: string, deadLetters?: boolean) => void;
+}) {
+  if (error) return <ErrorNote title="Could not list the queues" error={error} className="m-4" />;
+  if (loading) {
+    return (
+      <div className="flex items-center gap-2 px-4 py-6 text-[13px] text-muted">
+        <Spinner /> Loading queues…
+      </div>
+    );
+  }
+  if (!topics?.length) {
+    return (
+      <EmptyState icon={Inbox} title="No queues yet" compact>
+        Queues appear when a worker enqueues (<code className="text-fg">TriggerAction.Enqueue</code>) or binds a{' '}
+        <code className="text-fg">durable:subscriber</code> trigger. This needs the <code className="text-fg">eng-queue</code> module.
+      </EmptyState>
+    );
+  }
+  return (
+    <div className="min-w-0">
+      <div className="grid grid-cols-[minmax(0,1fr)_repeat(5,46px)_52px] items-center gap-1 border-b border-line bg-surface-2/60 px-3 py-1.5 text-[10.5px] font-semibold tracking-wider text-faint uppercase">
+        <span>Name</span>
+        <span className="text-right" title="Stored and not in flight (waiting retries included)">
+          Depth
+        </span>
+        <span className="text-right" title="Deliveries running now">
+          Flight
+        </span>
+        <span className="text-right" title="Bound subscribers (topics) or concurrency (function queues)">
+          Cons.
+        </span>
+        <span className="text-right" title="Successful deliveries">
+          OK
+        </span>
+        <span className="text-right" title="Failed delivery attempts">
+          Fail
+        </span>
+        <span className="text-right">DLQ</span>
+      </div>
+      <ul>
+        {topics.map((t) => {
+          const s = stats.get(t.name);
+          const active = t.name === selected;
+          return (
+            <li key={t.name}>
+              <div
+                className={cn(
+                  'grid grid-cols-[minmax(0,1fr)_repeat(5,46px)_52px] items-center gap-1 border-b border-line/60 px-3 text-[12.5px] tabular-nums transition-colors',
+                  active ? 'bg-accent-soft' : 'hover:bg-surface-2',
+                )}
+              >
+                <button
+                  type="button"
+                  onClick={() => onSelect(t.name)}
+                  aria-current={active ? 'true' : undefined}
+                  data-testid="queue-row"
+                  data-name={t.name}
+                  className="min-w-0 cursor-pointer py-1.5 text-left"
+                >
+                  <span className={cn('block truncate font-mono', active ? 'font-semibold text-accent' : 'text-fg')} title={t.name}>
+                    {t.name}
+                  </span>
+                  <span className="mt-0.5 flex gap-1">
+                    {t.kinds.map((k) => (
+                      <Badge key={k} tone={k === 'topic' ? 'violet' : 'info'} className="h-4! px-1! text-[10px]!">
+                        {KIND_LABEL[k]}
+                      </Badge>
+                    ))}
+                  </span>
+                </button>
+                <Num value={s?.depth ?? t.depth} />
+                <Num value={s?.in_flight} highlight="info" />
+                <Num value={s?.consumer_count ?? t.subscriber_count} />
+                <Num value={s?.delivered} />
+                <Num value={s?.failed} highlight="warn" />
+                <span className="text-right">
+                  {t.dlq_count > 0 ? (
+                    <button
+                      type="button"
+                      onClick={() => onSelect(t.name, true)}
+                      className="cursor-pointer"
+                      title="Open the dead letters"
+                      data-testid="queue-dlq-badge"
+                    >
+                      <Badge tone="bad">{formatCount(t.dlq_count)}</Badge>
+                    </button>
+                  ) : (
+                    <span className="text-faint">0</span>
+                  )}
+                </span>
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+function Num({ value, highlight }: { value: number | undefined; highlight?: 'info' | 'warn' }) {
+  return (
+    <span
+      className={cn(
+        'text-right',
+        value ? (highlight === 'info' ? 'text-info' : highlight === 'warn' ? 'text-warn' : 'text-fg') : 'text-faint',
+      )}
+    >
+      {value === undefined ? '–' : formatCount(value)}
+    </span>
+  );
+}
