@@ -160,8 +160,20 @@ export function renderModule(distDir: string = DIST_DIR): { text: string; files:
   return { text, files: files.length, bytes };
 }
 
+/** Read dist under the build lock (no Vite run empties it meanwhile); retry if an unlocked build raced us. */
+function renderStable(): ReturnType<typeof renderModule> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return withBuildLock(() => renderModule());
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw err;
+      sleep(1000);
+    }
+  }
+}
+
 function generate(log: (line: string) => void): void {
-  const { text, files, bytes } = renderModule();
+  const { text, files, bytes } = renderStable();
   mkdirSync(dirname(GENERATED_FILE), { recursive: true });
   const tmp = `${GENERATED_FILE}.${process.pid}.tmp`;
   writeFileSync(tmp, text);

@@ -4,6 +4,7 @@ import { ConfigError, type EngineConfig, loadConfigFile } from '../config/load.t
 import { resolveConfigPath } from '../config/resolve.ts';
 import { Engine } from '../engine.ts';
 import { Logger } from '../log.ts';
+import { announceSupervisedWorkers } from '../supervisor/announce.ts';
 import { ENGINE_VERSION } from '../version.ts';
 
 export interface StartOptions {
@@ -85,6 +86,7 @@ export async function runEngine(options: StartOptions): Promise<Engine> {
     if (url) lines.push(`  ${name.padEnd(10)}  ${url}`);
   }
   lines.push(`  modules     ${engine.moduleNames.join(', ')}`);
+  lines.push(...announceSupervisedWorkers(engine.services, (text) => process.stdout.write(text)));
   process.stdout.write(`${lines.join('\n')}\n`);
   // one machine-readable line for scripts and tests
   process.stdout.write(`eng: ready ${JSON.stringify(addresses)}\n`);

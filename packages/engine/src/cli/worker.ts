@@ -7,6 +7,7 @@ import { parseConfigText } from '../config/load.ts';
 import { resolveConfigPath } from '../config/resolve.ts';
 import { BUILTIN_MODULES, findBuiltin } from '../modules/index.ts';
 import { findCatalogEntry, WORKER_CATALOG } from '../supervisor/catalog.ts';
+import { busUrlOf, querySupervisor } from '../supervisor/query.ts';
 
 function readDoc(file: string) {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : 'workers: []\n';
@@ -88,25 +89,42 @@ export function registerWorkerCommands(program: Command): void {
 
   worker
     .command('list')
-    .description('list configured workers')
+    .description('list configured workers and, when the engine runs, whether each one is running')
     .option('-c, --config <file>', 'configuration file')
     .option('--json', 'print JSON')
-    .action((options: { config?: string; json?: boolean }) => {
+    .option('--timeout <ms>', 'how long to wait for a running engine to answer', '1500')
+    .action(async (options: { config?: string; json?: boolean; timeout: string }) => {
       const file = resolveConfigPath(options.config);
       const config = existsSync(file) ? parseConfigText(readFileSync(file, 'utf8'), file) : { path: file, workers: [] };
-      const rows = config.workers.map((w) => ({
-        name: w.name,
-        kind: findBuiltin(w.name) ? 'module' : 'worker',
-        description: findBuiltin(w.name)
-          ? 'built-in module'
-          : (findCatalogEntry(w.name)?.description ?? (w.command ? `command: ${w.command}` : '')),
-      }));
+      const busUrl = busUrlOf(config);
+      // a running engine knows what it launched (issue 7 §6); none answering means it is not running
+      const states = await querySupervisor(busUrl, Math.max(100, Number(options.timeout) || 1500));
+      const rows = config.workers.map((w) => {
+        const module = !!findBuiltin(w.name);
+        const state = states?.find((s) => s.name === w.name);
+        return {
+          name: w.name,
+          kind: module ? 'module' : 'worker',
+          description: module ? 'built-in module' : (findCatalogEntry(w.name)?.description ?? (w.command ? `command: ${w.command}` : '')),
+          // a module runs inside the engine; a worker runs when the engine's supervisor says so
+          running: states === null ? false : module ? true : !!state?.running,
+          ...(state ? { pid: state.pid, restarts: state.restarts, url: state.url, log_file: state.logFile } : {}),
+        };
+      });
       if (options.json) {
-        process.stdout.write(`${JSON.stringify({ config: file, workers: rows }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ config: file, engine: { url: busUrl, running: states !== null }, workers: rows }, null, 2)}\n`,
+        );
         return;
       }
       process.stdout.write(`${pc.dim(file)}\n`);
+      process.stdout.write(states === null ? `engine not running (nothing answered at ${busUrl})\n` : `engine running at ${busUrl}\n`);
       if (rows.length === 0) process.stdout.write('no workers configured; add one with `eng worker add <name>`\n');
-      for (const row of rows) process.stdout.write(`  ${row.name.padEnd(22)} ${row.kind.padEnd(7)} ${pc.dim(row.description)}\n`);
+      for (const row of rows) {
+        const plain = states === null ? '' : row.running ? 'running' : 'stopped';
+        const status = (row.running ? pc.green : pc.yellow)(plain.padEnd(8));
+        const detail = 'pid' in row && row.running ? `pid ${row.pid}${row.url ? `  ${row.url}` : ''}` : row.description;
+        process.stdout.write(`  ${row.name.padEnd(22)} ${row.kind.padEnd(7)} ${plain ? `${status} ` : ''}${pc.dim(detail)}\n`);
+      }
     });
 }

@@ -6,14 +6,26 @@ export interface CatalogEntry {
   name: string;
   description: string;
   defaultConfig: Record<string, unknown>;
+  /**
+   * How the engine learns that the worker serves and where: the function it registers once it is
+   * up, and where its URL comes from — the `url` field of that function's result (`status`), or
+   * the engine's HTTP trigger address plus a path (`http`).
+   */
+  readiness?: { functionId: string; url: { from: 'status' } | { from: 'http'; path: string }; label: string };
 }
 
 export const WORKER_CATALOG: readonly CatalogEntry[] = [
-  { name: 'console', description: 'web console on one port: UI, trace explorer, /ws proxy', defaultConfig: { http_port: 3113 } },
+  {
+    name: 'console',
+    description: 'web console on one port: UI, trace explorer, /ws proxy',
+    defaultConfig: { http_port: 3113 },
+    readiness: { functionId: 'console::status', url: { from: 'status' }, label: 'web console' },
+  },
   {
     name: 'mcp',
     description: 'MCP surface: exposes opted-in functions to MCP clients over Streamable HTTP',
     defaultConfig: { no_stdio: true },
+    readiness: { functionId: 'mcp::http', url: { from: 'http', path: '/mcp' }, label: 'MCP (Streamable HTTP)' },
   },
   { name: 'harness', description: 'chat stack: sessions, model router, context, approvals', defaultConfig: {} },
   { name: 'worktree', description: 'git worktree worker', defaultConfig: {} },

@@ -6,6 +6,7 @@ import { type BusAddress, BusService } from '../bus/server.ts';
 import type { WorkerEntry } from '../config/load.ts';
 import type { EngineModule } from '../core/module.ts';
 import { findCatalogEntry } from './catalog.ts';
+import { watchReadiness } from './readiness.ts';
 import { type Resolver, resolveCommandPath, Supervisor } from './supervisor.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -42,6 +43,7 @@ export function makeResolver(configDir: string): Resolver {
 export function supervisorModule(): EngineModule<Record<string, never>> {
   let supervisor: Supervisor | undefined;
   let start: (() => void) | undefined;
+  let stopWatching: (() => void) | undefined;
   return {
     name: 'eng-supervisor',
     description: 'launches and restarts the external workers listed in config.yaml',
@@ -52,7 +54,10 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
       const configPath = ctx.services.get<string | null>('engine.configPath');
       const configDir = configPath ? dirname(configPath) : process.cwd();
       ctx.registerFunction(
-        { id: 'engine::supervisor::list', description: 'External workers launched by this engine and their state' },
+        {
+          id: 'engine::supervisor::list',
+          description: 'External workers launched by this engine: pid, running, restarts, last exit, log file and the URL they serve',
+        },
         () => ({
           workers: supervisor?.states() ?? [],
         }),
@@ -70,12 +75,15 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
         });
         ctx.services.set(SupervisorService, supervisor);
         supervisor.start(entries);
+        // the children are spawned, none has connected yet: nothing is missed
+        stopWatching = watchReadiness(ctx, supervisor);
       };
     },
     afterStart() {
       start?.();
     },
     async stop() {
+      stopWatching?.();
       await supervisor?.stop();
     },
   };

@@ -21,7 +21,12 @@ export interface SupervisedState {
   lastExit: { code: number | null; signal: string | null; atMs: number } | null;
   logFile: string;
   startedAtMs: number | null;
+  /** Where the worker serves once it reported ready (console UI, MCP endpoint); null until then. */
+  url: string | null;
 }
+
+/** A supervised worker became ready at `url`, or stopped serving (`url` null). */
+export type ReadyListener = (event: { name: string; url: string | null }) => void;
 
 /** Resolves a config entry to a launch spec, or explains why it cannot be launched. */
 export type Resolver = (entry: WorkerEntry) => {
@@ -41,6 +46,8 @@ const STOP_GRACE_MS = 5_000;
  */
 export class Supervisor {
   private readonly children = new Map<string, Supervised>();
+  private readonly urls = new Map<string, string>();
+  private readonly readyListeners = new Set<ReadyListener>();
   private stopping = false;
 
   constructor(private readonly options: { busUrl: string; logDir: string; configDir: string; resolver: Resolver; log: Logger }) {}
@@ -79,7 +86,25 @@ export class Supervisor {
   }
 
   states(): SupervisedState[] {
-    return [...this.children.values()].map((c) => c.state());
+    return [...this.children.values()].map((c) => ({ ...c.state(), url: this.urls.get(c.name) ?? null }));
+  }
+
+  /** Names of the workers this supervisor launched. */
+  names(): string[] {
+    return [...this.children.keys()];
+  }
+
+  /** Record where a worker serves (null: it stopped serving) and tell the listeners when it changes. */
+  setUrl(name: string, url: string | null): void {
+    if (!this.children.has(name) || (this.urls.get(name) ?? null) === url) return;
+    if (url) this.urls.set(name, url);
+    else this.urls.delete(name);
+    for (const listener of this.readyListeners) listener({ name, url });
+  }
+
+  onReady(listener: ReadyListener): () => void {
+    this.readyListeners.add(listener);
+    return () => this.readyListeners.delete(listener);
   }
 
   async stop(): Promise<void> {
@@ -132,7 +157,11 @@ class Supervised {
     this.log.info(`started (pid ${child.pid}); output in ${this.logFile}`);
   }
 
-  state(): SupervisedState {
+  get name(): string {
+    return this.spec.name;
+  }
+
+  state(): Omit<SupervisedState, 'url'> {
     return {
       name: this.spec.name,
       pid: this.child?.pid ?? null,
