@@ -2,6 +2,7 @@ import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type FunctionRecord, isSystemFunction, useFunctionDetail } from '../../api/functions.ts';
 import type { TriggerRecord } from '../../api/triggers.ts';
+import { summarise } from '../../lib/trigger-config.ts';
 import { triggerTone } from '../../lib/trigger-kind.ts';
 import { Badge } from '../ui/badge.tsx';
 import { CopyButton } from '../ui/copy-button.tsx';
@@ -96,7 +97,7 @@ export function FunctionDetail({
                     <Badge tone={triggerTone(t.trigger_type)} mono>
                       {t.trigger_type}
                     </Badge>
-                    <span className="min-w-0 flex-1 truncate font-mono">{t.config_summary || '—'}</span>
+                    <span className="min-w-0 flex-1 truncate font-mono">{summarise(t.trigger_type, t.config, t.config_summary)}</span>
                     <Badge tone={t.status === 'active' ? 'ok' : t.status === 'error' ? 'bad' : 'neutral'}>{t.status}</Badge>
                   </Link>
                 </li>

@@ -5,6 +5,7 @@ import { useFlowEnabled } from '../../api/console-config.ts';
 import { isSystemFunction, useFunctions } from '../../api/functions.ts';
 import { useTriggers } from '../../api/triggers.ts';
 import { toggleTheme } from '../../lib/theme.ts';
+import { summarise } from '../../lib/trigger-config.ts';
 import { PAGES } from '../../pages.ts';
 import { Badge } from '../ui/badge.tsx';
 import { cn } from '../ui/cn.ts';
@@ -22,13 +23,18 @@ interface Item {
   score: number;
 }
 
-/** Subsequence match score: contiguous and early matches rank higher; -1 when it does not match. */
-export function matchScore(query: string, text: string): number {
-  if (!query) return 0;
-  const q = query.toLowerCase();
-  const t = text.toLowerCase();
+/**
+ * How well `query` matches: a substring of the label ranks highest (earlier is better), then a
+ * substring of the extra text (description, config), then the label's letters in order
+ * (`hsum` finds `hourly_summary`). -1: no match.
+ */
+export function matchScore(query: string, label: string, extra = ''): number {
+  const q = query.trim().toLowerCase();
+  if (!q) return 0;
+  const t = label.toLowerCase();
   const at = t.indexOf(q);
-  if (at >= 0) return 1000 - at - t.length * 0.01;
+  if (at >= 0) return 2000 - at - t.length * 0.01;
+  if (extra.toLowerCase().includes(q)) return 1000;
   let ti = 0;
   let score = 0;
   for (const ch of q) {
@@ -67,7 +73,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
     const out: Item[] = [];
     for (const page of PAGES) {
       if (page.flowOnly && !flowEnabled) continue;
-      const score = matchScore(query, `${page.label} ${page.description}`);
+      const score = matchScore(query, page.label, page.description);
       if (score < 0) continue;
       out.push({
         id: `page:${page.path}`,
@@ -82,7 +88,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
     }
     const fns = (functions.data ?? [])
       .filter((f) => query || !isSystemFunction(f))
-      .map((f) => ({ f, score: matchScore(query, f.function_id) }))
+      .map((f) => ({ f, score: matchScore(query, f.function_id, f.description ?? '') }))
       .filter((x) => x.score >= 0)
       .sort((a, b) => b.score - a.score)
       .slice(0, PER_GROUP);
@@ -98,15 +104,16 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
       });
     }
     const trs = (triggers.data ?? [])
-      .map((t) => ({ t, score: matchScore(query, `${t.trigger_type} ${t.config_summary} ${t.function_id}`) }))
+      .map((t) => ({ t, summary: summarise(t.trigger_type, t.config, t.config_summary) }))
+      .map(({ t, summary }) => ({ t, summary, score: matchScore(query, `${t.trigger_type} ${summary}`, t.function_id) }))
       .filter((x) => x.score >= 0)
       .sort((a, b) => b.score - a.score)
       .slice(0, PER_GROUP);
-    for (const { t, score } of trs) {
+    for (const { t, summary, score } of trs) {
       out.push({
         id: `tr:${t.id}`,
         group: 'Triggers',
-        label: `${t.trigger_type} · ${t.config_summary || t.id}`,
+        label: `${t.trigger_type} · ${summary}`,
         hint: `→ ${t.function_id}`,
         icon: Zap,
         score,
@@ -121,7 +128,9 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
       const score = matchScore(query, a.label);
       if (score >= 0) out.push({ ...a, score });
     }
-    return out;
+    // best match first within each group; groups keep their order
+    const order = ['Pages', 'Functions', 'Triggers', 'Actions'];
+    return out.sort((a, b) => order.indexOf(a.group) - order.indexOf(b.group) || b.score - a.score);
   }, [query, functions.data, triggers.data, flowEnabled, navigate, onClose, onShowShortcuts]);
 
   useEffect(() => {

@@ -1,0 +1,113 @@
+import { expect, gotoPage, test } from './fixtures/test.ts';
+
+// seed 2.3 and 4.1 ops 2-4: the trigger list and its test tools, with side effects checked in the engine
+
+test.describe('Triggers page', () => {
+  test('groups triggers by kind with counts, filter tabs and status', async ({ page, consoleUrl }) => {
+    await gotoPage(page, consoleUrl, '/triggers');
+    await expect(page.getByTestId('trigger-group-http')).toContainText('3');
+    await expect(page.getByTestId('trigger-group-http')).toContainText('GET /orders/:id');
+    await expect(page.getByTestId('trigger-group-cron')).toContainText('*/30 * * * * *');
+    await expect(page.getByTestId('trigger-group-cron')).toContainText('Every 30 seconds');
+    await expect(page.getByTestId('trigger-group-event')).toContainText('order.created');
+    await expect(page.getByTestId('trigger-group-queue')).toContainText('fulfilment');
+    await expect(page.getByTestId('trigger-group-state')).toContainText('scope orders');
+    await expect(page.getByTestId('trigger-group-http')).toContainText('Active');
+    await page.getByRole('tab', { name: /Cron/ }).click();
+    await expect(page.getByTestId('trigger-group-http')).toHaveCount(0);
+    await expect(page.getByTestId('trigger-group-cron')).toBeVisible();
+    await expect(page).toHaveURL(/type=cron/);
+  });
+
+  test('Test HTTP trigger sends the request and shows status, headers and body', async ({ page, consoleUrl, engineClient }) => {
+    await gotoPage(page, consoleUrl, '/triggers?type=http');
+    await page.locator('[data-trigger-id]', { hasText: 'POST /orders' }).click();
+    const panel = page.getByTestId('http-test-panel');
+    await expect(panel.getByRole('combobox', { name: 'HTTP method' })).toHaveValue('POST');
+    await expect(page.getByTestId('http-test-path')).toHaveText('/orders');
+    await panel.getByRole('textbox', { name: 'Request body' }).fill('{"sku": "E2E-HTTP", "qty": 2, "customer": "http-test"}');
+    await panel.getByRole('button', { name: 'Send request' }).click();
+    const response = page.getByTestId('http-test-response');
+    await expect(page.getByTestId('http-test-status')).toHaveText('201');
+    await expect(response).toContainText('"sku": "E2E-HTTP"');
+    const id = /"id": "(ord_[a-z0-9]+)"/.exec((await response.textContent()) ?? '')?.[1] as string;
+    expect(id).toBeTruthy();
+    await response.getByRole('tab', { name: /Headers/ }).click();
+    await expect(page.getByTestId('http-test-headers')).toContainText('content-type');
+    await expect(page.getByTestId('http-test-headers')).toContainText('application/json');
+    expect(await engineClient.call('state::get', { scope: 'orders', key: id })).toMatchObject({ sku: 'E2E-HTTP', customer: 'http-test' });
+
+    // a path parameter and a query pair, on the GET route
+    await page.locator('[data-trigger-id]', { hasText: 'GET /orders/:id' }).click();
+    const get = page.getByTestId('http-test-panel');
+    await expect(get.getByRole('button', { name: 'Send request' })).toBeDisabled();
+    await get.getByRole('textbox', { name: 'Path parameter id' }).fill(id);
+    await get.getByRole('textbox', { name: 'Query key 1' }).fill('verbose');
+    await get.getByRole('textbox', { name: 'Query value 1' }).fill('1');
+    await expect(page.getByTestId('http-test-path')).toHaveText(`/orders/${id}`);
+    await get.getByRole('button', { name: 'Send request' }).click();
+    await expect(page.getByTestId('http-test-status')).toHaveText('200');
+    await expect(page.getByTestId('http-test-response')).toContainText(`/orders/${id}?verbose=1`);
+    await expect(page.getByTestId('http-test-response')).toContainText('"customer": "http-test"');
+  });
+
+  test('Trigger Now runs the cron function, which writes reports/latest', async ({ page, consoleUrl, engineClient }) => {
+    await gotoPage(page, consoleUrl, '/triggers?type=cron');
+    await page.locator('[data-trigger-id]', { hasText: '*/30 * * * * *' }).click();
+    const panel = page.getByTestId('cron-panel');
+    await expect(page.getByTestId('cron-expression')).toHaveText('*/30 * * * * *');
+    await expect(page.getByTestId('cron-next-runs').locator('li')).toHaveCount(5);
+    // stay clear of the schedule's own firings (every :00 and :30): at least 8 s to the next one
+    await expect
+      .poll(
+        () => {
+          const s = new Date().getSeconds() % 30;
+          return s >= 1 && s <= 22;
+        },
+        { timeout: 30_000, intervals: [250] },
+      )
+      .toBe(true);
+    await engineClient.call('state::delete', { scope: 'reports', key: 'latest' });
+    const clicked = Date.now();
+    await panel.getByRole('button', { name: 'Trigger now' }).click();
+    await expect(page.getByTestId('cron-fired')).toContainText('"manual": true');
+    await expect
+      .poll(
+        async () => (await engineClient.call<{ at: string } | undefined>('state::get', { scope: 'reports', key: 'latest' }))?.at ?? null,
+        { timeout: 6000 },
+      )
+      .not.toBeNull();
+    const latest = (await engineClient.call<{ at: string; total: number }>('state::get', { scope: 'reports', key: 'latest' })) as {
+      at: string;
+      total: number;
+    };
+    expect(Date.parse(latest.at)).toBeGreaterThanOrEqual(clicked - 1000);
+    expect(Date.now() - clicked).toBeLessThan(8000); // before the next scheduled firing could have written it
+    expect(typeof latest.total).toBe('number');
+  });
+
+  test('Emit publishes the event and a subscriber receives it', async ({ page, consoleUrl, stack }) => {
+    const { connect } = await import('@eng/sdk');
+    const subscriber = connect(stack.engine.busUrl, { name: 'e2e-subscriber' });
+    const received: unknown[] = [];
+    subscriber.registerFunction('e2e::on_ping', (data) => {
+      received.push(data);
+      return null;
+    });
+    subscriber.registerTrigger({ type: 'subscribe', function_id: 'e2e::on_ping', config: { topic: 'e2e.ping' } });
+    await subscriber.ready();
+    try {
+      await gotoPage(page, consoleUrl, '/triggers?type=event');
+      await page.locator('[data-trigger-id]', { hasText: 'e2e.ping' }).click();
+      const panel = page.getByTestId('emit-panel');
+      await expect(panel.getByRole('textbox', { name: 'Event topic' })).toHaveValue('e2e.ping');
+      await panel.getByRole('textbox', { name: 'Event payload' }).fill('{"hello": "from the console", "n": 7}');
+      await panel.getByRole('button', { name: 'Emit' }).click();
+      await expect(page.getByTestId('emit-result')).toContainText('Published to e2e.ping');
+      await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
+      expect(received[0]).toEqual({ hello: 'from the console', n: 7 });
+    } finally {
+      await subscriber.close();
+    }
+  });
+});
