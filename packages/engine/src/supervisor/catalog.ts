@@ -25,7 +25,7 @@ export const WORKER_CATALOG: readonly CatalogEntry[] = [
     name: 'mcp',
     description: 'MCP surface: exposes opted-in functions to MCP clients over Streamable HTTP',
     defaultConfig: { no_stdio: true },
-    readiness: { functionId: 'mcp::http', url: { from: 'http', path: '/mcp' }, label: 'MCP (Streamable HTTP)' },
+    readiness: { functionId: 'mcp::http', url: { from: 'http', path: '/mcp' }, label: 'MCP over Streamable HTTP' },
   },
   { name: 'harness', description: 'chat stack: sessions, model router, context, approvals', defaultConfig: {} },
   { name: 'worktree', description: 'git worktree worker', defaultConfig: {} },
