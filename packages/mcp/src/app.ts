@@ -43,6 +43,8 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     name: options.workerName,
     description: 'MCP surface: opted-in functions as MCP tools',
     invocationTimeoutMs: options.invocationTimeoutMs,
+    // an interactive surface: come back quickly once the engine is up again
+    reconnect: { initialDelayMs: 250, maxDelayMs: 5000 },
     // stdout is the protocol: the SDK must log through us (stderr)
     logger: {
       debug: (m) => log.debug(`sdk: ${m}`),
@@ -53,7 +55,10 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   });
   const view = new EngineView(client);
   const hub = new SessionHub();
-  const workers = new WorkerManager(options.engineUrl, log);
+  const workers = new WorkerManager(options.engineUrl, log, (w) => {
+    const status = w.exited?.code ?? w.exited?.signal;
+    hub.log('warning', { message: `worker ${w.id} (${w.functionId}) exited with status ${status}`, worker: w.id }, 'eng-mcp');
+  });
   const builtins = new BuiltinHandlers({ client, view, policy, workers, log });
   const ids = engineFunctionIds();
   const tools = new ToolService({
@@ -66,6 +71,7 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     invocationTimeoutMs: options.invocationTimeoutMs,
     progressFunctionId: ids.progress,
     logFunctionId: ids.log,
+    onDegradedList: () => watcher.degradedListServed(),
   });
   const transport = options.noStdio ? 'http' : 'stdio';
   const resources = new ResourceService(view, policy);
@@ -131,6 +137,19 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     log.info(`MCP server on stdio (engine ${options.engineUrl})`);
   }
   watcher.start(options.pollMs);
+  // the connection's state changes what clients can see: tell them (as MCP log messages too)
+  let lost = false;
+  client.on('connected', () => {
+    if (lost) hub.log('info', { message: `reconnected to the eng engine at ${options.engineUrl}` }, 'eng-mcp');
+    lost = false;
+    watcher.schedule();
+  });
+  client.on('disconnected', ({ reason }) => {
+    lost = true;
+    log.warn(`lost the connection to the eng engine${reason ? ` (${reason})` : ''}; reconnecting`);
+    hub.log('warning', { message: 'lost the connection to the eng engine; reconnecting' }, 'eng-mcp');
+    watcher.schedule();
+  });
 
   client.ready({ timeoutMs: 5000 }).then(
     () => log.info(`connected to the eng engine at ${options.engineUrl}`),

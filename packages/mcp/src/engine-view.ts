@@ -34,6 +34,18 @@ export class EngineView {
     private readonly timeoutMs = 10_000,
   ) {}
 
+  /** False while the engine connection is down (calls would wait for it). */
+  get connected(): boolean {
+    return this.client.workerId !== undefined;
+  }
+
+  /** True once connected, waiting at most `ms` (startup races: the client may be quicker than the engine handshake). */
+  async waitConnected(ms = 1000): Promise<boolean> {
+    if (this.connected) return true;
+    await this.client.ready({ timeoutMs: ms }).catch(() => undefined);
+    return this.connected;
+  }
+
   private call<T>(functionId: string, payload: unknown): Promise<T> {
     return this.client.trigger<T>({ function_id: functionId, payload, timeoutMs: this.timeoutMs });
   }

@@ -30,6 +30,9 @@ export function functionIdFromArgument(value: string): string {
  */
 export async function checkGate(view: EngineView, policy: ExposurePolicy, functionId: string, fallbackId?: string): Promise<GateOutcome> {
   if (inHardFloor(functionId)) return { ok: false, reason: 'floor', functionId, text: floorText(functionId) };
+  if (!(await view.waitConnected())) {
+    return { ok: false, reason: 'unverified', functionId, text: unverifiedText(functionId, 'the eng engine is not connected') };
+  }
   let row: FunctionRow | null;
   let id = functionId;
   try {

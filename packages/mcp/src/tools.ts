@@ -37,6 +37,8 @@ export interface ToolServiceDeps {
   /** Function ids a called function may use to report progress and log lines (passed in its metadata). */
   progressFunctionId: string;
   logFunctionId: string;
+  /** Told when a listing went out without function tools because the engine was unreachable. */
+  onDegradedList?: () => void;
 }
 
 /** The exposed functions as tools, in engine order; a function whose name collides with an earlier one is skipped. */
@@ -60,9 +62,17 @@ export function exposedTools(rows: FunctionRow[], policy: ExposurePolicy, protoc
 export class ToolService {
   constructor(private readonly deps: ToolServiceDeps) {}
 
-  /** Built-ins first (when visible on this transport), then the exposed functions. A failed listing fails the request. */
+  /**
+   * Built-ins first (when visible on this transport), then the exposed functions. While the engine
+   * is unreachable only the built-ins are listed; `notifications/tools/list_changed` follows once
+   * it is back (the watcher). A listing that fails on a live connection fails the request.
+   */
   async list(session: McpSession): Promise<ToolDefinition[]> {
     const builtins = builtinsVisible(session.transport, this.deps.flags) ? BUILTIN_NAMES.map((name) => BUILTIN_TOOLS[name]) : [];
+    if (!(await this.deps.view.waitConnected())) {
+      this.deps.onDegradedList?.();
+      return builtins;
+    }
     let rows: FunctionRow[];
     try {
       rows = await this.deps.view.listFunctions();

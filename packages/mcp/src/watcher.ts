@@ -57,6 +57,11 @@ export class ChangeWatcher {
       });
   }
 
+  /** A client was shown no function tools (engine unreachable): the next real listing is a change to announce. */
+  degradedListServed(): void {
+    this.lastTools ??= '[]';
+  }
+
   /** Record a subscription's current content, so the first change after subscribing is noticed. */
   async prime(uri: string): Promise<void> {
     if (!uri.startsWith('eng://') || this.lastResources.has(uri)) return;
@@ -74,13 +79,17 @@ export class ChangeWatcher {
   }
 
   private async refresh(): Promise<void> {
-    const tools = JSON.stringify(exposedTools(await this.view.listFunctions(), this.policy));
+    // disconnected, clients are shown no function tools (ToolService.list): that is the baseline,
+    // unless we never had one (startup), when nobody has seen a list worth correcting yet
+    if (!this.view.connected && this.lastTools === undefined) return;
+    const tools = JSON.stringify(this.view.connected ? exposedTools(await this.view.listFunctions(), this.policy) : []);
     if (this.lastTools !== undefined && tools !== this.lastTools) {
       this.log.info('the set of exposed tools changed; notifying clients');
       this.hub.toolsChanged();
     }
     this.lastTools = tools;
 
+    if (!this.view.connected) return;
     const subscribed = this.hub.subscribedUris();
     for (const uri of this.lastResources.keys()) if (!subscribed.has(uri)) this.lastResources.delete(uri);
     for (const uri of subscribed) {

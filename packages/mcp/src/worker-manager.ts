@@ -53,6 +53,8 @@ export class WorkerManager {
   constructor(
     private readonly engineUrl: string,
     private readonly log: Log,
+    /** Told when a worker ends on its own (not through stop()). */
+    private readonly onExit: (worker: SpawnedWorker) => void = () => {},
   ) {}
 
   /** Write the worker's files and start it. Throws with a readable message; nothing is left behind on failure. */
@@ -101,6 +103,7 @@ export class WorkerManager {
     child.on('exit', (code, signal) => {
       worker.exited = { code, signal };
       this.log.info(`worker ${id} (${source.functionId}) exited`, { code, signal });
+      if (this.workers.has(id)) this.onExit(worker);
     });
     this.workers.set(id, worker);
     this.log.info(`spawned ${language} worker ${id} for ${source.functionId}`, { dir });

@@ -7,10 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EngClient } from '@eng/sdk';
+import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { registerWorker } from 'iii-sdk-0.22.1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENG_CLI, type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
-import { httpBase, httpClient, httpMcp, MCP_BIN, type StdioMcp, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import { demoWorker, httpBase, httpClient, httpMcp, MCP_BIN, type StdioMcp, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
 
 type IiiWorker = ReturnType<typeof registerWorker>;
 
@@ -22,26 +24,22 @@ describe('a worker on iii-sdk 0.22.1', () => {
   beforeAll(async () => {
     engine = await startMcpEngine();
     iii = registerWorker(engine.busUrl, { workerName: 'iii-legacy', otel: { enabled: false }, enableMetricsReporting: false } as never);
-    iii.registerFunction(
-      'legacy::add',
-      async (input: { a: number; b: number }) => ({ sum: input.a + input.b }),
-      {
-        description: 'Add two numbers',
-        request_format: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
-        metadata: { 'mcp.expose': true },
-      } as never,
-    );
+    iii.registerFunction('legacy::add', async (input: { a: number; b: number }) => ({ sum: input.a + input.b }), {
+      description: 'Add two numbers',
+      request_format: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+      metadata: { 'mcp.expose': true },
+    } as never);
     iii.registerFunction('legacy::secret', async () => 'secret', { description: 'not opted in' } as never);
     // 0.22.1 hands the invocation metadata to the handler as its second argument
     iii.registerFunction(
       'legacy::steps',
-      async (_input: unknown, metadata?: { mcp?: { progress_token?: string; progress_function?: string } }) => {
+      (async (_input: unknown, metadata?: { mcp?: { progress_token?: string; progress_function?: string } }) => {
         const mcp = metadata?.mcp;
         if (mcp?.progress_token && mcp.progress_function) {
           await iii.trigger({ function_id: mcp.progress_function, payload: { token: mcp.progress_token, progress: 50, total: 100 } });
         }
         return { done: true };
-      },
+      }) as never,
       { metadata: { 'mcp.expose': true } } as never,
     );
     mcp = await stdioMcp(engine);
@@ -65,7 +63,9 @@ describe('a worker on iii-sdk 0.22.1', () => {
 
   it('reports progress through the metadata it receives, and is callable over HTTP too', async () => {
     const progress: number[] = [];
-    const result = await mcp.client.callTool({ name: 'legacy__steps', arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    const result = await mcp.client.callTool({ name: 'legacy__steps', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(JSON.parse(textOf(result))).toEqual({ done: true });
     expect(progress).toEqual([50]);
 
@@ -87,8 +87,14 @@ describe('launched by the engine supervisor after `eng worker add mcp`', () => {
     const dir = mkdtempSync(join(tmpdir(), 'eng-mcp-supervised-'));
     const file = join(dir, 'config.yaml');
     // sentinel ports (a `{{X_PORT}}` placeholder is not YAML the CLI can rewrite), swapped for the harness's after
-    writeFileSync(file, 'workers:\n  - name: eng-worker-manager\n    config:\n      port: 65001\n  - name: eng-http\n    config:\n      port: 65002\n');
-    const added = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'add', 'mcp', '-c', file], { cwd: REPO_ROOT, encoding: 'utf8' });
+    writeFileSync(
+      file,
+      'workers:\n  - name: eng-worker-manager\n    config:\n      port: 65001\n  - name: eng-http\n    config:\n      port: 65002\n',
+    );
+    const added = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'add', 'mcp', '-c', file], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    });
     expect(added.status, added.stderr).toBe(0);
     const configYaml = readFileSync(file, 'utf8').replace('65001', '{{BUS_PORT}}').replace('65002', '{{HTTP_PORT}}');
     expect(configYaml).toMatch(/- name: mcp\n\s+config:\n\s+no_stdio: true/);
@@ -108,20 +114,89 @@ describe('launched by the engine supervisor after `eng worker add mcp`', () => {
     expect(context).toMatchObject({ transport: 'http', builtins_visible: false });
     await client.close();
     const probe = registerWorker(engine.busUrl, { workerName: 'probe', otel: { enabled: false }, enableMetricsReporting: false } as never);
-    const { workers } = (await probe.trigger({ function_id: 'engine::supervisor::list', payload: {} })) as { workers: Array<{ name: string }> };
+    const { workers } = (await probe.trigger({ function_id: 'engine::supervisor::list', payload: {} })) as {
+      workers: Array<{ name: string }>;
+    };
     expect(workers.map((w) => w.name)).toContain('mcp');
     await probe.shutdown();
   });
 });
 
+describe('when the engine goes away and comes back', () => {
+  let engine: EngineProcess;
+  let worker: EngClient;
+  let mcp: StdioMcp;
+
+  beforeAll(async () => {
+    engine = await startMcpEngine();
+    worker = await demoWorker(engine);
+    mcp = await stdioMcp(engine);
+  });
+  afterAll(async () => {
+    await mcp?.close();
+    await worker?.close();
+    await engine?.stop();
+  });
+
+  it('lists only the built-ins at once while it is down, says so, and announces the tools when it is back', async () => {
+    const logs: Array<{ level: string; data: { message?: string } }> = [];
+    let changes = 0;
+    mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logs.push(n.params as never);
+    });
+    mcp.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes++;
+    });
+    expect((await mcp.client.listTools()).tools.some((t) => t.name === 'demo__echo')).toBe(true);
+    await engine.kill();
+    await waitFor(() => logs.some((l) => l.level === 'warning' && l.data.message?.includes('lost the connection')), 10_000);
+    const started = Date.now();
+    const down = (await mcp.client.listTools()).tools.map((t) => t.name);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(down).toEqual([
+      'eng_worker_register',
+      'eng_worker_stop',
+      'eng_trigger_register',
+      'eng_trigger_unregister',
+      'eng_trigger_void',
+      'eng_trigger_enqueue',
+    ]);
+    // a call cannot be verified while the engine is away: it fails closed
+    const refused = await mcp.client.callTool({ name: 'demo__text', arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toBe(
+      "Function 'demo::text' exposure could not be verified (engine error: the eng engine is not connected); denying call",
+    );
+    const before = changes;
+    await engine.restart();
+    await waitFor(() => changes > before, 20_000);
+    await waitFor(async () => (await mcp.client.listTools()).tools.some((t) => t.name === 'demo__echo'), 20_000);
+    expect(textOf(await mcp.client.callTool({ name: 'demo__text', arguments: {} }))).toBe('plain text');
+  });
+});
+
 describe('command line', () => {
   const run = (args: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, [MCP_BIN, ...args], { encoding: 'utf8', env: { ...process.env, ENG_WORKER_CONFIG: '', ...env }, timeout: 20_000 });
+    spawnSync(process.execPath, [MCP_BIN, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ENG_WORKER_CONFIG: '', ...env },
+      timeout: 20_000,
+    });
 
   it('--help lists exactly the seed flags; --version prints the version', () => {
     const help = run(['--help']);
     expect(help.status).toBe(0);
-    for (const flag of ['--engine-url <URL>', '--no-stdio', '--expose-all', '--no-builtins', '--http-builtins', '--tier <name>', '--debug', '--help', '--version']) {
+    for (const flag of [
+      '--engine-url <URL>',
+      '--no-stdio',
+      '--expose-all',
+      '--no-builtins',
+      '--http-builtins',
+      '--tier <name>',
+      '--debug',
+      '--help',
+      '--version',
+    ]) {
       expect(help.stdout).toContain(flag);
     }
     expect(help.stdout).toContain('ws://localhost:49134');

@@ -100,7 +100,11 @@ export async function httpClient(url: string): Promise<Client> {
 
 /** A worker on @eng/sdk with the functions most tests use. */
 export async function demoWorker(engine: EngineProcess, name = 'mcp-demo'): Promise<EngClient> {
-  const worker = connect(engine.busUrl, { name, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+  const worker = connect(engine.busUrl, {
+    name,
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+    reconnect: { initialDelayMs: 200, maxDelayMs: 1000 },
+  });
   const expose = { 'mcp.expose': true };
   worker.registerFunction('demo::echo', (input) => ({ echoed: input }), {
     description: 'Echo the input',

@@ -1,0 +1,145 @@
+/**
+ * bench/mcp — MCP `tools/call` latency through eng-mcp, over stdio and over Streamable HTTP
+ * (POST /mcp on eng-http), against a direct @eng/sdk call of the same function, all in the same
+ * run against the same engine and worker. Rounds alternate the three paths; figures are medians
+ * of the rounds. Budget (ARCHITECTURE.md): ≤ 1.3× the direct call's latency.
+ *
+ *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200] [--paths direct,stdio,http]
+ *
+ * What each path does per call:
+ * - direct: caller → engine → worker → engine → caller (one bus round trip to the worker).
+ * - stdio:  MCP client → stdio → eng-mcp → `engine::functions::info` (the fresh exposure re-check
+ *           of seed §4.3 rule 4c, one engine round trip) → the same call as `direct` → stdio.
+ * - http:   MCP client → HTTP → eng-http → eng-mcp (one bus hop) → the re-check → the call → back.
+ */
+
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { connect } from '@eng/sdk';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { REPO_ROOT, startEngine, waitFor } from '../test/harness.ts';
+import { fmt, median, percentile, stopChild, table } from './lib.ts';
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set((process.argv[i] as string).replace(/^--/, ''), process.argv[i + 1] ?? '');
+const ROUNDS = Number(args.get('rounds') ?? 3);
+const CALLS = Number(args.get('calls') ?? 1000);
+const WARMUP = Number(args.get('warmup') ?? 200);
+const ONLY = (args.get('paths') ?? 'direct,stdio,http').split(',');
+const BUDGET = 1.3;
+const MCP_BIN = resolve(REPO_ROOT, 'packages/mcp/bin/eng-mcp.js');
+const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+type Call = () => Promise<unknown>;
+
+async function timeCalls(call: Call): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < WARMUP; i++) await call();
+  const samples: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    const start = performance.now();
+    await call();
+    samples.push((performance.now() - start) * 1000);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+const engine = await startEngine({
+  workersYaml: '  - name: eng-http\n    config:\n      port: {{HTTP_PORT}}\n',
+  env: { ENG_LOG_LEVEL: 'warn' },
+});
+const worker = connect(engine.busUrl, { name: 'bench-worker', logger: quiet });
+worker.registerFunction('bench::echo', (input) => input, {
+  description: 'Echo the input',
+  request_format: { type: 'object', properties: { order_id: { type: 'string' } } },
+  metadata: { 'mcp.expose': true },
+});
+await worker.ready();
+const caller = connect(engine.busUrl, { name: 'bench-caller', logger: quiet });
+await caller.ready();
+
+const stdio = new Client({ name: 'bench', version: '1' });
+await stdio.connect(
+  new StdioClientTransport({
+    command: process.execPath,
+    args: [MCP_BIN, '--engine-url', engine.busUrl],
+    env: { ...(process.env as Record<string, string>), ENG_WORKER_CONFIG: '' },
+    stderr: 'ignore',
+  }),
+);
+
+const httpServer = spawn(process.execPath, [MCP_BIN, '--engine-url', engine.busUrl, '--no-stdio'], {
+  env: { ...process.env, ENG_WORKER_CONFIG: '' },
+  stdio: ['ignore', 'ignore', 'ignore'],
+});
+const mcpUrl = `${(engine.addresses.http as { url: string }).url}/mcp`;
+await waitFor(async () => (await fetch(mcpUrl, { method: 'DELETE' })).status !== 404, 20_000, 50);
+async function httpMcpClient(): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
+  return client;
+}
+// undici ties an abort listener per request to the transport's signal until GC: a fresh client per
+// round keeps that client-side bookkeeping out of the figures (and out of the warnings)
+let http = await httpMcpClient();
+
+const paths: Record<string, Call> = {
+  direct: () => caller.call('bench::echo', PAYLOAD),
+  stdio: () => stdio.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
+  http: () => http.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
+};
+// sanity: every path really reaches the function
+for (const [name, call] of Object.entries(paths)) {
+  const result = (await call()) as { isError?: boolean; order_id?: string };
+  if (result.isError || (name === 'direct' && result.order_id !== 'ord_123'))
+    throw new Error(`${name} path failed: ${JSON.stringify(result)}`);
+}
+
+const results: Record<string, Array<{ p50: number; p99: number }>> = { direct: [], stdio: [], http: [] };
+for (let round = 1; round <= ROUNDS; round++) {
+  process.stderr.write(`round ${round}/${ROUNDS}:`);
+  if (round > 1) {
+    await http.close();
+    http = await httpMcpClient();
+  }
+  for (const [name, call] of Object.entries(paths)) {
+    if (!ONLY.includes(name)) continue;
+    process.stderr.write(` ${name}…`);
+    results[name]?.push(await timeCalls(call));
+  }
+  process.stderr.write(' done\n');
+}
+
+const summary = (name: string) => ({
+  p50: median((results[name] ?? []).map((r) => r.p50)),
+  p99: median((results[name] ?? []).map((r) => r.p99)),
+});
+const direct = summary('direct');
+const rows = ['direct', 'stdio', 'http']
+  .filter((name) => ONLY.includes(name))
+  .map((name) => {
+    const s = summary(name);
+    return {
+      path: name === 'direct' ? '@eng/sdk call (baseline)' : `MCP tools/call over ${name}`,
+      'p50 µs': fmt(s.p50),
+      'p99 µs': fmt(s.p99),
+      'p50 ratio': name === 'direct' ? '1.00×' : `${fmt(s.p50 / direct.p50, 2)}×`,
+      'p99 ratio': name === 'direct' ? '1.00×' : `${fmt(s.p99 / direct.p99, 2)}×`,
+    };
+  });
+console.log(`\nbench/mcp — tools/call latency vs a direct @eng/sdk call (medians of ${ROUNDS} rounds of ${CALLS} sequential calls)\n`);
+console.log(table(rows));
+for (const name of ['stdio', 'http'].filter((n) => ONLY.includes(n))) {
+  const ratio = summary(name).p50 / direct.p50;
+  console.log(`${name.padEnd(5)} p50 ratio: ${fmt(ratio, 2)}×   budget ≤ ${BUDGET.toFixed(2)}× ${ratio <= BUDGET ? 'OK' : 'OVER'}`);
+}
+
+await stdio.close();
+await http.close();
+await stopChild(httpServer);
+await caller.close();
+await worker.close();
+await engine.stop();
