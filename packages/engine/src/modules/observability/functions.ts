@@ -18,7 +18,8 @@ import type { ObservabilityConfig } from './config.ts';
 import type { EngineMetrics } from './engine-metrics.ts';
 import { severityNumberOf } from './otlp-decode.ts';
 import { normaliseId } from './trace-context.ts';
-import { groupTraces, listTraces, traceSpans, traceTree } from './trace-query.ts';
+import { groupTraces, traceSpans, traceTree } from './trace-detail.ts';
+import { listTraces } from './trace-query.ts';
 import type { Sampler } from './tracer.ts';
 import type { WorkerMetricsStore } from './worker-metrics.ts';
 

@@ -1,0 +1,99 @@
+import type { StoredSpan, TraceTreeNode } from '@eng/protocol';
+import type { SpanStore, TraceRec } from './span-store.ts';
+import { nsToMs } from './trace-query.ts';
+
+// spec: engine-protocol §4.3 — one trace (`engine::traces::spans`, `::tree`) and traces grouped by
+// an attribute (`engine::traces::group_by`).
+
+/** The trace's spans by start time. */
+export function traceSpans(store: SpanStore, traceId: string): StoredSpan[] {
+  const trace = store.trace(traceId.toLowerCase());
+  if (!trace) return [];
+  return [...trace.spans.values()].map((r) => r.span).sort((a, b) => a.start_time_unix_nano - b.start_time_unix_nano);
+}
+
+/** §4.3 `engine::traces::tree`: roots are spans whose parent is not stored; children by start time. */
+export function traceTree(store: SpanStore, traceId: string): { roots: TraceTreeNode[] } {
+  const spans = traceSpans(store, traceId);
+  const nodes = new Map<string, TraceTreeNode>();
+  for (const span of spans) nodes.set(span.span_id, { ...span, children: [] });
+  const roots: TraceTreeNode[] = [];
+  for (const node of nodes.values()) {
+    const parent = node.parent_span_id ? nodes.get(node.parent_span_id) : undefined;
+    if (parent && parent !== node) parent.children.push(node);
+    else roots.push(node);
+  }
+  return { roots };
+}
+
+export interface TraceGroup {
+  value: string;
+  label: string;
+  trace_ids: string[];
+  span_count: number;
+  first_seen_ms: number;
+  last_seen_ms: number;
+  duration_ms: number;
+  error_count: number;
+}
+
+/**
+ * §4.3 `engine::traces::group_by`: traces grouped by the value of one attribute found on any of
+ * their spans (the console groups by `eng.session.id`, `function_id`, …); most recent first.
+ */
+export function groupTraces(
+  store: SpanStore,
+  input: { attribute: string; since_ms?: number; limit?: number; include_internal?: boolean; label_attribute?: string },
+): { groups: TraceGroup[] } {
+  const groups = new Map<string, { label?: string; traces: Set<TraceRec> }>();
+  const from = input.since_ms !== undefined ? input.since_ms * 1e6 : undefined;
+  store.all.visit(
+    (rec) => {
+      if (!input.include_internal && rec.internal) return undefined;
+      let value: string | undefined;
+      let label: string | undefined;
+      for (const [k, v] of rec.span.attributes) {
+        if (k === input.attribute) value = v;
+        if (input.label_attribute && k === input.label_attribute) label = v;
+      }
+      if (value === undefined) return undefined;
+      let group = groups.get(value);
+      if (!group) {
+        group = { traces: new Set() };
+        groups.set(value, group);
+      }
+      group.traces.add(rec.trace);
+      if (label !== undefined && group.label === undefined) group.label = label;
+      return undefined;
+    },
+    { from },
+  );
+  const result: TraceGroup[] = [];
+  for (const [value, group] of groups) {
+    let first = Number.POSITIVE_INFINITY;
+    let last = 0;
+    let spanCount = 0;
+    let errors = 0;
+    for (const trace of group.traces) {
+      spanCount += trace.spans.size;
+      errors += trace.errorCount;
+      for (const member of trace.spans.values()) {
+        const s = member.span;
+        first = Math.min(first, s.start_time_unix_nano);
+        last = Math.max(last, s.end_time_unix_nano || s.start_time_unix_nano);
+      }
+    }
+    result.push({
+      value,
+      label: group.label ?? value,
+      trace_ids: [...group.traces].map((t) => t.traceId),
+      span_count: spanCount,
+      first_seen_ms: Math.floor(first / 1e6),
+      last_seen_ms: Math.floor(last / 1e6),
+      duration_ms: nsToMs(last - first),
+      error_count: errors,
+    });
+  }
+  result.sort((a, b) => b.last_seen_ms - a.last_seen_ms);
+  return { groups: result.slice(0, input.limit ?? 100) };
+}
