@@ -31,6 +31,13 @@ const rows = (page: Page) => page.getByTestId('trace-row');
 const row = (page: Page, traceId: string) => page.locator(`[data-testid="trace-row"][data-trace-id="${traceId}"]`);
 const detail = (page: Page) => page.getByTestId('trace-detail');
 
+/** Switch the theme of the open page with the app's own toggle (a hash-only navigation does not rerun gotoPage's init script). */
+async function applyTheme(page: Page, theme: 'light' | 'dark'): Promise<void> {
+  const current = await page.locator('html').getAttribute('data-theme');
+  if (current !== theme) await page.getByTestId('theme-toggle').first().click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+}
+
 async function shot(page: Page, name: string): Promise<void> {
   await page.waitForTimeout(250); // let the theme transition and lazy chunks settle
   await page.screenshot({ path: `${ARTIFACTS}traces-${name}.png` });
@@ -64,6 +71,7 @@ test('every view of a trace renders, in both themes', async ({ page, consoleUrl 
   ];
   for (const theme of ['light', 'dark'] as const) {
     await gotoPage(page, consoleUrl, `/traces?trace_id=${story.producer.traceId}`, theme);
+    await applyTheme(page, theme);
     await expect(detail(page)).toContainText('POST /checkout');
     for (const [tab, testId, slug] of views) {
       await page.getByRole('tablist', { name: 'Trace views' }).getByRole('tab', { name: tab }).click();
@@ -84,12 +92,15 @@ test('every view of a trace renders, in both themes', async ({ page, consoleUrl 
     }
     // the span panel with the failing span of the consumer trace
     await gotoPage(page, consoleUrl, `/traces?trace_id=${story.consumer.traceId}&span=${story.consumer.chargeId}&tab=errors`, theme);
+    await applyTheme(page, theme);
     await expect(page.getByTestId('span-errors')).toContainText('CardDeclined');
     await shot(page, `span-errors-${theme}`);
     await gotoPage(page, consoleUrl, '/traces', theme);
+    await applyTheme(page, theme);
     await expect(rows(page).first()).toBeVisible();
     await shot(page, `list-${theme}`);
     await gotoPage(page, consoleUrl, `/traces?group=session`, theme);
+    await applyTheme(page, theme);
     await page.locator(`[data-testid="trace-group"][data-group="${story.session}"] > button`).click();
     await expect(page.getByTestId('group-trace-row')).toHaveCount(2);
     await shot(page, `groups-${theme}`);

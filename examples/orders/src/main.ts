@@ -59,7 +59,13 @@ client.registerFunction(
       required: ['sku'],
     },
     response_format: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } },
-    metadata: { 'mcp.expose': true, 'mcp.tier': 'ops', mcp: { title: 'Create order', annotations: { destructiveHint: false } } },
+    metadata: {
+      'mcp.expose': true,
+      'mcp.tier': 'ops',
+      mcp: { title: 'Create order', annotations: { destructiveHint: false } },
+      // what the function touches, for the console's Flow page (packages/web/src/components/flow/README.md)
+      uses: { state: ['orders'], queues: ['fulfilment'], events: ['order.created'] },
+    },
   },
 );
 
@@ -75,7 +81,7 @@ client.registerFunction(
   {
     description: 'Fetch one order by id',
     request_format: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
-    metadata: { 'mcp.expose': true, mcp: { annotations: { readOnlyHint: true } } },
+    metadata: { 'mcp.expose': true, mcp: { annotations: { readOnlyHint: true } }, uses: { state: ['orders'] } },
   },
 );
 
@@ -86,7 +92,10 @@ client.registerFunction(
     orders.sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
     return input?.query_params !== undefined ? { body: { orders } } : { orders };
   },
-  { description: 'List orders, newest first', metadata: { 'mcp.expose': true, mcp: { annotations: { readOnlyHint: true } } } },
+  {
+    description: 'List orders, newest first',
+    metadata: { 'mcp.expose': true, mcp: { annotations: { readOnlyHint: true } }, uses: { state: ['orders'] } },
+  },
 );
 
 client.registerFunction(
@@ -98,7 +107,7 @@ client.registerFunction(
     await state.set('orders', order.id, { ...current, status: 'shipped' });
     return { shipped: order.id };
   },
-  { description: 'Ship an order (queue consumer)' },
+  { description: 'Ship an order (queue consumer)', metadata: { uses: { state: ['orders'] } } },
 );
 
 client.registerFunction(
@@ -120,7 +129,7 @@ client.registerFunction(
     });
     return null;
   },
-  { description: 'Counts every change to the orders scope' },
+  { description: 'Counts every change to the orders scope', metadata: { uses: { state: ['stats'] } } },
 );
 
 client.registerFunction(
@@ -131,7 +140,7 @@ client.registerFunction(
     await state.set('reports', 'latest', summary);
     return summary;
   },
-  { description: 'Summarise orders (cron)', metadata: { 'mcp.expose': true } },
+  { description: 'Summarise orders (cron)', metadata: { 'mcp.expose': true, uses: { state: ['orders', 'reports'] } } },
 );
 
 client.registerTrigger({ type: 'http', function_id: 'orders::list', config: { api_path: 'orders', http_method: 'GET' } });

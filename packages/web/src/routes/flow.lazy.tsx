@@ -1,7 +1,4 @@
 import { createLazyRoute } from '@tanstack/react-router';
-import { PagePlaceholder } from '../components/shell/page-placeholder.tsx';
+import { FlowPage } from '../components/flow/flow-page.tsx';
 
-// Placeholder until this page is built (issue 6/7); the route, nav entry and palette entry already work.
-export const Route = createLazyRoute('/flow')({
-  component: () => <PagePlaceholder page="Flow" description="The directed graph of triggers, functions, state stores and queues." />,
-});
+export const Route = createLazyRoute('/flow')({ component: FlowPage });

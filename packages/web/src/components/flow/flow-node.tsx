@@ -1,0 +1,85 @@
+import { Handle, type NodeProps, Position } from '@xyflow/react';
+import { Clock, Code, Database, Globe, List, type LucideIcon, Webhook, Zap } from 'lucide-react';
+import { cn } from '../ui/cn.ts';
+import type { FlowKind, FlowNodeData } from './flow-graph.ts';
+
+/** Seed table 2.8 visuals: HTTP coloured by method, cron clock, event lightning, function code, state database, queue list. */
+export const KIND_VISUAL: Record<FlowKind, { icon: LucideIcon; caption: string; color: string }> = {
+  http: { icon: Globe, caption: 'HTTP trigger', color: 'var(--c-info)' },
+  cron: { icon: Clock, caption: 'Cron trigger', color: 'var(--c-warn)' },
+  event: { icon: Zap, caption: 'Event trigger', color: 'var(--c-violet)' },
+  function: { icon: Code, caption: 'Function', color: 'var(--c-accent)' },
+  state: { icon: Database, caption: 'State', color: 'var(--c-ok)' },
+  queue: { icon: List, caption: 'Queue', color: 'var(--c-warn)' },
+  trigger: { icon: Webhook, caption: 'Trigger', color: 'var(--c-faint)' },
+};
+
+/** Method colours, in the palette both themes define. */
+export function methodColor(method: string | undefined): string {
+  switch (method) {
+    case 'GET':
+      return 'var(--c-ok)';
+    case 'POST':
+      return 'var(--c-info)';
+    case 'PUT':
+    case 'PATCH':
+      return 'var(--c-warn)';
+    case 'DELETE':
+      return 'var(--c-bad)';
+    default:
+      return 'var(--c-violet)';
+  }
+}
+
+export const NODE_SIZE = { width: 230, height: 54 };
+
+export function FlowNode({ id, data, selected }: NodeProps) {
+  const d = data as FlowNodeData;
+  const visual = KIND_VISUAL[d.kind];
+  const Icon = visual.icon;
+  const color = d.kind === 'http' ? methodColor(d.method) : visual.color;
+  return (
+    <div
+      data-testid="flow-node"
+      data-node-id={id}
+      data-kind={d.kind}
+      className={cn(
+        'flex h-full w-full items-center gap-2.5 rounded-xl border bg-surface px-2.5 shadow-card transition-colors',
+        selected ? 'border-accent ring-2 ring-accent/40' : 'border-line-strong hover:border-accent/60',
+        d.unnamed && 'border-dashed',
+      )}
+      style={{ borderLeft: `3px solid ${color}` }}
+    >
+      <Handle type="target" position={Position.Left} className="!size-1.5 !border-0 !bg-line-strong" />
+      <span
+        className="flex size-8 shrink-0 items-center justify-center rounded-lg"
+        style={{ color, background: `color-mix(in srgb, ${color} 14%, transparent)` }}
+        aria-hidden="true"
+      >
+        <Icon size={15} />
+      </span>
+      <div className="min-w-0 flex-1 leading-tight">
+        <div className="flex items-center gap-1.5">
+          {d.kind === 'http' && d.method ? (
+            <span className="shrink-0 rounded px-1 font-mono text-[10px] font-bold text-white" style={{ background: color }}>
+              {d.method}
+            </span>
+          ) : null}
+          <span
+            className={cn(
+              'truncate text-[12.5px] font-semibold text-fg',
+              d.kind !== 'event' && d.kind !== 'trigger' && 'font-mono text-[12px]',
+            )}
+            title={d.label}
+          >
+            {d.label}
+          </span>
+        </div>
+        <div className="mt-0.5 truncate text-[10.5px] text-faint">
+          {d.kind === 'function' ? `${visual.caption} · ${d.sub ?? ''}` : (d.sub ?? visual.caption)}
+        </div>
+      </div>
+      <Handle type="source" position={Position.Right} className="!size-1.5 !border-0 !bg-line-strong" />
+    </div>
+  );
+}

@@ -1,0 +1,180 @@
+import { useNavigate } from '@tanstack/react-router';
+import { Workflow } from 'lucide-react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useConsoleConfig } from '../../api/console-config.ts';
+import { useFlowLayout, useObservedSpans, useResetFlowLayout, useSaveFlowLayout } from '../../api/flow.ts';
+import { isSystemFunction, useFunctions } from '../../api/functions.ts';
+import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
+import { formatTime, pluralize } from '../../lib/format.ts';
+import { flowRoute } from '../../routes/flow.tsx';
+import { Badge } from '../ui/badge.tsx';
+import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
+import { Toggle } from '../ui/inputs.tsx';
+import { PageHeader } from '../ui/page-header.tsx';
+import { Spinner } from '../ui/spinner.tsx';
+import { FlowDetail } from './flow-detail.tsx';
+import { buildFlowGraph, observedUses } from './flow-graph.ts';
+
+const FlowCanvas = lazy(() => import('./flow-canvas.tsx'));
+
+/** How long after the last drag the layout is written (and flushed when leaving the page). */
+const SAVE_DELAY_MS = 300;
+
+/** Seed 2.8 Flow: only with `--enable-flow` / `ENG_ENABLE_FLOW` (the nav entry is hidden otherwise). */
+export function FlowPage() {
+  const config = useConsoleConfig();
+  if (config.isPending) {
+    return (
+      <div className="flex h-full items-center justify-center gap-2 text-sm text-muted">
+        <Spinner /> Loading…
+      </div>
+    );
+  }
+  const enabled = config.data?.available === true && config.data.config.enable_flow;
+  if (!enabled) {
+    return (
+      <div>
+        <PageHeader title="Flow" description="Triggers → functions → state stores and queues, as a graph." />
+        <EmptyState icon={Workflow} title="The Flow page is off">
+          <p>
+            Start the console with <code className="font-mono">eng-console --enable-flow</code> (or set{' '}
+            <code className="font-mono">ENG_ENABLE_FLOW=1</code>) to see the graph of your triggers, functions, state stores and queues.
+          </p>
+          {config.data?.available === false ? <p className="mt-2 text-xs text-faint">This server reports: {config.data.reason}.</p> : null}
+        </EmptyState>
+      </div>
+    );
+  }
+  return <FlowView />;
+}
+
+function FlowView() {
+  const search = flowRoute.useSearch();
+  const navigate = useNavigate();
+  const functions = useFunctions();
+  const triggers = useTriggers();
+  const observedSpans = useObservedSpans();
+  const layout = useFlowLayout();
+  const save = useSaveFlowLayout();
+  const reset = useResetFlowLayout();
+  const [epoch, setEpoch] = useState(0);
+  const showSystem = !!search.system;
+
+  const observed = useMemo(() => observedUses(observedSpans.data ?? []), [observedSpans.data]);
+  const graph = useMemo(
+    () =>
+      buildFlowGraph({
+        functions: functions.data ?? [],
+        triggers: triggers.data ?? [],
+        observed,
+        isSystemFunction,
+        isSystemTrigger,
+        showSystem,
+      }),
+    [functions.data, triggers.data, observed, showSystem],
+  );
+
+  // spec: console §4 Flow "after a drag (debounced 300 ms, and flushed on unmount)"
+  const pending = useRef<Record<string, { x: number; y: number }> | null>(null);
+  const timer = useRef<number | undefined>(undefined);
+  const mutate = save.mutate;
+  const flush = useCallback(() => {
+    window.clearTimeout(timer.current);
+    if (pending.current) mutate(pending.current);
+    pending.current = null;
+  }, [mutate]);
+  useEffect(() => {
+    window.addEventListener('pagehide', flush);
+    return () => {
+      window.removeEventListener('pagehide', flush);
+      flush();
+    };
+  }, [flush]);
+  const onLayoutChange = useCallback(
+    (positions: Record<string, { x: number; y: number }>) => {
+      pending.current = positions;
+      window.clearTimeout(timer.current);
+      timer.current = window.setTimeout(flush, SAVE_DELAY_MS);
+    },
+    [flush],
+  );
+
+  const select = (node: string | undefined) => void navigate({ to: '/flow', search: (prev) => ({ ...prev, node }), replace: true });
+  const ready = functions.data && triggers.data && !layout.isPending;
+  const error = functions.error ?? triggers.error;
+  const savedAt = layout.data?.saved_at;
+
+  return (
+    <div className="flex h-full min-h-0 flex-col" data-testid="flow-page">
+      <PageHeader
+        title="Flow"
+        badge={<Badge tone="violet">beta</Badge>}
+        description="Triggers → functions → state stores and queues. Drag nodes to arrange them; the layout is saved in the engine's state store."
+        actions={
+          <>
+            <span className="text-xs text-muted" data-testid="flow-layout-status">
+              {save.isPending
+                ? 'Saving layout…'
+                : save.isError
+                  ? 'Could not save the layout'
+                  : savedAt
+                    ? `Layout saved ${formatTime(savedAt)}`
+                    : 'Automatic layout'}
+            </span>
+            <Toggle
+              checked={showSystem}
+              onChange={(v) => void navigate({ to: '/flow', search: (prev) => ({ ...prev, system: v || undefined }), replace: true })}
+              label="System"
+              title="Show engine-internal functions and triggers"
+            />
+          </>
+        }
+      >
+        <span className="text-xs text-muted">
+          {pluralize(graph.nodes.length, 'node')} · {pluralize(graph.edges.length, 'edge')}
+          {observed.length > 0 ? ` · ${pluralize(observed.length, 'relation')} seen in recent traces` : ''}
+        </span>
+      </PageHeader>
+      {error ? <ErrorNote className="m-4" title="Could not read functions or triggers" error={error} /> : null}
+      <div className="flex min-h-0 flex-1">
+        <div className="min-w-0 flex-1">
+          {!ready ? (
+            <div className="flex h-full items-center justify-center gap-2 text-sm text-muted">
+              <Spinner /> Loading the graph…
+            </div>
+          ) : graph.nodes.length === 0 ? (
+            <EmptyState icon={Workflow} title="Nothing to draw yet">
+              Connect a worker that registers functions and triggers (for example <code className="font-mono">npm start</code> runs the
+              orders demo); they appear here as a graph.
+            </EmptyState>
+          ) : (
+            <Suspense
+              fallback={
+                <div className="flex h-full items-center justify-center gap-2 text-sm text-muted">
+                  <Spinner /> Loading the graph…
+                </div>
+              }
+            >
+              <FlowCanvas
+                graph={graph}
+                saved={layout.data?.positions ?? null}
+                layoutEpoch={epoch}
+                onLayoutChange={onLayoutChange}
+                onSelect={select}
+                onAutoOrganize={() => {
+                  pending.current = null;
+                  window.clearTimeout(timer.current);
+                  reset.mutate();
+                  setEpoch((e) => e + 1);
+                }}
+              />
+            </Suspense>
+          )}
+        </div>
+        {search.node && graph.nodes.some((n) => n.id === search.node) ? (
+          <FlowDetail graph={graph} nodeId={search.node} onSelect={select} onClose={() => select(undefined)} />
+        ) : null}
+      </div>
+    </div>
+  );
+}
