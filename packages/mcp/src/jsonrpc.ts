@@ -24,8 +24,22 @@ export function readableId(raw: unknown): RequestId | null {
 
 export type Classified = { ok: true; message: JSONRPCMessage } | { ok: false; error: ErrorMessage };
 
+const validId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+const isPlainObject = (value: unknown) => value !== null && typeof value === 'object' && !Array.isArray(value);
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/** The common shapes (a request or notification with object params), checked by hand: no schema pass over big arguments. */
+function wellFormed(value: Record<string, unknown>): boolean {
+  if (value.jsonrpc !== '2.0' || typeof value.method !== 'string') return false;
+  if ('id' in value && !validId(value.id)) return false;
+  if (value.params !== undefined && !isPlainObject(value.params)) return false;
+  for (const key in value) if (!REQUEST_KEYS.has(key)) return false;
+  return true;
+}
+
 /** One parsed JSON value → a JSON-RPC message, or the -32600 answer naming what is wrong. */
 export function classify(raw: unknown): Classified {
+  if (isPlainObject(raw) && wellFormed(raw as Record<string, unknown>)) return { ok: true, message: raw as JSONRPCMessage };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, error: errorMessage(null, INVALID_REQUEST, 'Invalid Request: a message must be a JSON object') };
   }

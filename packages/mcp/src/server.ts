@@ -126,10 +126,17 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
     return nextCursor ? { tools: page, nextCursor } : { tools: page };
   });
 
-  server.setRequestHandler(method('tools/call'), async (request, extra) => {
-    // shape already checked by the SDK's tools/call wrapper (name string, arguments object) → -32602
-    const p = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: string | number } };
-    return deps.tools.call(p.name, p.arguments, {
+  // Registered on the Protocol base, past Server's tools/call wrapper: that wrapper re-parses the
+  // request and the result with zod (costly with big arguments); the shape is checked here instead.
+  const protocolSetRequestHandler = Object.getPrototypeOf(Server.prototype).setRequestHandler as Server['setRequestHandler'];
+  protocolSetRequestHandler.call(server, method('tools/call'), async (request, extra) => {
+    const p = (request.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: { progressToken?: string | number } };
+    if (typeof p.name !== 'string' || p.name === '')
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: name must be a non-empty string');
+    if (p.arguments !== undefined && (p.arguments === null || typeof p.arguments !== 'object' || Array.isArray(p.arguments))) {
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: arguments must be an object');
+    }
+    return deps.tools.call(p.name, p.arguments as Record<string, unknown> | undefined, {
       session,
       requestId: extra.requestId,
       progressToken: p._meta?.progressToken,

@@ -71,7 +71,7 @@ describe('visibility', () => {
     } finally {
       await both.close();
     }
-  });
+  }, 120_000);
 
   it('HTTP: hidden by default, shown with --http-builtins, hidden again with --no-builtins', async () => {
     const cases: Array<{ flags: string[]; visible: boolean; text?: string }> = [
@@ -113,7 +113,7 @@ describe('visibility', () => {
         await server.stop();
       }
     }
-  });
+  }, 120_000);
 });
 
 describe('eng_worker_register / eng_worker_stop', () => {

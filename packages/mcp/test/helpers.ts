@@ -78,7 +78,7 @@ export async function httpMcp(engine: EngineProcess, args: string[] = [], env: R
   });
   const url = `${httpBase(engine)}/mcp`;
   // a route answers 405/4xx instead of the engine's 404 once the trigger is bound
-  await waitFor(async () => (await fetch(url, { method: 'DELETE' })).status !== 404, 15_000, 50);
+  await waitFor(async () => (await fetch(url, { method: 'DELETE' })).status !== 404, 30_000, 50);
   return {
     process: child,
     url,

@@ -195,7 +195,7 @@ describe('bad input keeps the server serving', () => {
     expect(await raw.next((m) => m.error?.message?.includes('exceeds'), 20_000)).toMatchObject({ id: null, error: { code: -32600 } });
     raw.write(rpc(3, 'tools/call', { name: 'demo__echo', arguments: { message: 'small' } }));
     expect(JSON.parse((await raw.byId(3)).result.content[0].text).echoed.message).toBe('small');
-  });
+  }, 90_000);
 
   it('a cancelled request gets no response; later requests do', async () => {
     const raw = new RawStdio();
