@@ -4,22 +4,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
-import { RawClient } from '../../../test/raw-client.ts';
-import { frame, hex, logsRequest, otelSocket, sendFrames, tracesRequest } from './observability-helpers.ts';
+import type { RawClient } from '../../../test/raw-client.ts';
+import { frame, hex, logsRequest, otelSocket, rawClients, sendFrames, tracesRequest } from './observability-helpers.ts';
 
 // spec: engine-protocol §7.2 — the eng-observability config: OTLP export, persistence, store sizes
 // and retention, sampling, logs switched off, config validation.
 
-const clients: RawClient[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.terminate()));
-});
-
-async function rawWorker(engine: EngineProcess): Promise<RawClient & { workerId: string }> {
-  const client = await RawClient.worker(engine.busUrl);
-  clients.push(client);
-  return client;
-}
+const raw = rawClients();
+afterAll(() => raw.closeAll());
+const rawWorker = (engine: EngineProcess) => raw.open(engine.busUrl);
 
 /** A real HTTP server standing in for an OpenTelemetry collector. */
 async function collector(): Promise<{ server: Server; url: string; requests: Array<{ path: string; body: any }> }> {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { NODE_TS, REPO_ROOT } from '../../../test/harness.ts';
+import { RawClient } from '../../../test/raw-client.ts';
 
 export const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -182,4 +183,19 @@ export async function killAllWorkers(): Promise<void> {
       children.delete(child);
     }),
   );
+}
+
+/** Raw bus clients a test file opens, closed together in its `afterAll`. */
+export function rawClients(): { open(busUrl: string): Promise<RawClient & { workerId: string }>; closeAll(): Promise<void> } {
+  const open: RawClient[] = [];
+  return {
+    async open(busUrl) {
+      const client = await RawClient.worker(busUrl);
+      open.push(client);
+      return client;
+    },
+    async closeAll() {
+      await Promise.all(open.splice(0).map((c) => c.terminate()));
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import type { StoredSpan } from '@eng/protocol';
 import { context, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -6,33 +7,17 @@ import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
-import { RawClient } from '../../../test/raw-client.ts';
-import { frame, hex, logsRequest, otelSocket, otlpSpan, sendFrames, tracesRequest } from './observability-helpers.ts';
+import type { RawClient } from '../../../test/raw-client.ts';
+import { frame, hex, logsRequest, otelSocket, otlpSpan, rawClients, sendFrames, tracesRequest } from './observability-helpers.ts';
 
 // spec: engine-protocol §8.1 (frames), §2.12 (/otel); the OTLP/HTTP receiver; an OpenTelemetry SDK
 // exporting to the engine. Bad input never harms the socket or the store.
 
-const clients: RawClient[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.terminate()));
-});
+const raw = rawClients();
+afterAll(() => raw.closeAll());
+const rawWorker = (engine: EngineProcess) => raw.open(engine.busUrl);
 
-async function rawWorker(engine: EngineProcess): Promise<RawClient & { workerId: string }> {
-  const client = await RawClient.worker(engine.busUrl);
-  clients.push(client);
-  return client;
-}
-
-interface Row {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  service_name: string;
-  start_time_unix_nano: number;
-  end_time_unix_nano: number;
-  attributes: [string, string][];
-}
+type Row = StoredSpan;
 
 describe('ingest: bad input is dropped with a log line, socket and store unharmed', () => {
   let engine: EngineProcess;

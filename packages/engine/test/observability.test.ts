@@ -1,3 +1,4 @@
+import type { StoredSpan, TraceListSpan, TraceTreeNode } from '@eng/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
@@ -5,23 +6,8 @@ import { hex, killAllWorkers, spawnChainWorker, type WorkerProcess } from './obs
 
 // spec: engine-protocol §2.6, §4.3, §5.9, §8, §11 item 17 — real engine, real iii-sdk workers.
 
-interface Span {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  service_name: string;
-  start_time_unix_nano: number;
-  end_time_unix_nano: number;
-  status: string;
-  status_description?: string;
-  pending?: boolean;
-  attributes: [string, string][];
-  events: Array<{ name: string; attributes: [string, string][] }>;
-  span_count?: number;
-  duration_ms?: number;
-}
-type Node = Span & { children: Node[] };
+type Span = StoredSpan & Partial<Pick<TraceListSpan, 'span_count' | 'duration_ms'>>;
+type Node = TraceTreeNode;
 
 let engine: EngineProcess;
 let client: RawClient;
