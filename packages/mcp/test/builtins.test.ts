@@ -3,7 +3,7 @@
  * transports, the disabled / stdio-only refusals, workers spawned from source in Node (on
  * @eng/sdk) and Python (standard library only) — register, list, call, stop — and triggers.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect, type EngClient } from '@eng/sdk';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -201,6 +201,40 @@ describe('eng_worker_register / eng_worker_stop', () => {
     const pyBroken = await call(mcp.client, 'eng_worker_register', { language: 'python', function_name: 'py::broken', code: 'x = 1' });
     expect(textOf(pyBroken)).toMatch(/^Worker exited immediately with status: 2\n[\s\S]*must define handler/);
     expect(engineWorkerDirs().length).toBe(before);
+  });
+});
+
+describe('spawned workers end with eng-mcp', () => {
+  const registered = async (id: string) => {
+    const { functions } = await recorder.call<{ functions: Array<{ function_id: string }> }>('engine::functions::list', {});
+    return functions.some((f) => f.function_id === id);
+  };
+
+  it('a clean exit (stdin closed) stops them and removes their files', async () => {
+    const own = await stdioMcp(engine);
+    const info = json(
+      await call(own.client, 'eng_worker_register', { language: 'node', function_name: 'gen::ephemeral', code: '() => 1' }),
+    );
+    expect(await registered('gen::ephemeral')).toBe(true);
+    await own.close();
+    await waitFor(async () => !(await registered('gen::ephemeral')), 15_000);
+    await waitFor(() => !existsSync(`${tmpdir()}/eng-${info.id}`), 5000);
+  });
+
+  it('when eng-mcp is killed outright, its workers notice and exit', async () => {
+    const own = await stdioMcp(engine);
+    const node = json(await call(own.client, 'eng_worker_register', { language: 'node', function_name: 'gen::orphan', code: '() => 1' }));
+    const python = json(
+      await call(own.client, 'eng_worker_register', {
+        language: 'python',
+        function_name: 'py::orphan',
+        code: 'def handler(input):\n    return 1',
+      }),
+    );
+    process.kill(own.transport.pid as number, 'SIGKILL');
+    await waitFor(async () => !(await registered('gen::orphan')) && !(await registered('py::orphan')), 15_000);
+    await own.close().catch(() => undefined);
+    for (const id of [node.id, python.id]) rmSync(`${tmpdir()}/eng-${id}`, { recursive: true, force: true });
   });
 });
 
