@@ -1,7 +1,4 @@
 import { createLazyRoute } from '@tanstack/react-router';
-import { PagePlaceholder } from '../components/shell/page-placeholder.tsx';
+import { LogsPage } from '../components/logs/logs-page.tsx';
 
-// Placeholder until this page is built (issue 6/7); the route, nav entry and palette entry already work.
-export const Route = createLazyRoute('/logs')({
-  component: () => <PagePlaceholder page="Logs" description="Structured logs, newest first, with filters, live tail and a real Clear." />,
-});
+export const Route = createLazyRoute('/logs')({ component: LogsPage });
