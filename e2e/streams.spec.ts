@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import type { Page } from '@playwright/test';
+import { call, createOrder, randomTag, reloadInTheme } from './fixtures/engine-client.ts';
+import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
+
+/**
+ * Streams page (seed 2.5): the orders demo writes every new order to stream `orders`, group
+ * `live`, so an order created during the test is an event the monitor must show.
+ */
+
+const message = (page: Page, event: string, text?: string) => {
+  const rows = page.locator(`[data-testid="monitor-message"][data-event="${event}"]`);
+  return text ? rows.filter({ hasText: text }) : rows;
+};
+const streamRow = (page: Page, stream: string, group: string) =>
+  page.locator(`[data-testid="stream-row"][data-stream="${stream}"][data-group="${group}"]`);
+const counter = async (page: Page, name: string) => Number(await page.getByTestId(`counter-${name}`).getAttribute('data-value'));
+
+test.beforeAll(async ({ stack }) => {
+  await createOrder(stack, { sku: `STREAM-${randomTag()}` }); // the orders/live group exists from here on
+});
+
+test('the monitor shows an event published during the test over /ws/streams; tabs, pause, export, unsubscribe', async ({
+  page,
+  consoleUrl,
+  stack,
+}) => {
+  await gotoPage(page, consoleUrl, '/streams');
+  await expect(page.getByTestId('monitor-transport')).toHaveAttribute('data-transport', 'socket');
+  await streamRow(page, 'orders', 'live').getByTestId('stream-subscribe').click();
+  await expect(page.getByTestId('subscription-chip')).toHaveText('orders / live');
+  await expect(message(page, 'join')).toHaveCount(1);
+  await expect(message(page, 'sync')).toHaveCount(1);
+
+  const order = await createOrder(stack, { sku: `LIVE-${randomTag()}`, customer: 'monitor' });
+  await expect(message(page, 'create', order.id)).toHaveCount(1);
+  await expect(message(page, 'create', order.id)).toHaveAttribute('data-stream', 'orders');
+  expect(await counter(page, 'inbound')).toBeGreaterThanOrEqual(2);
+  expect(await counter(page, 'outbound')).toBe(1);
+  expect(await counter(page, 'total')).toBeGreaterThanOrEqual(3);
+  await message(page, 'create', order.id).click();
+  await expect(page.getByRole('complementary', { name: 'Message detail' })).toContainText(order.id);
+  await page.screenshot({ path: `${ARTIFACTS}streams-dark.png` });
+
+  // direction tabs
+  await page.getByRole('tab', { name: /Outbound/ }).click();
+  await expect(page).toHaveURL(/dir=outbound/);
+  const directions = await page.getByTestId('monitor-message').evaluateAll((els) => els.map((e) => e.getAttribute('data-direction')));
+  expect(directions).toEqual(['outbound']);
+  await page.getByRole('tab', { name: /All/ }).click();
+
+  // pause holds new lines back; resume shows them
+  await page.getByTestId('monitor-pause').click();
+  const held = await createOrder(stack, { sku: `HELD-${randomTag()}` });
+  await expect(page.getByTestId('monitor-pause')).toHaveText(/Resume \(1\)/);
+  await expect(message(page, 'create', held.id)).toHaveCount(0);
+  await page.getByTestId('monitor-pause').click();
+  await expect(message(page, 'create', held.id)).toHaveCount(1);
+
+  // export downloads what the list shows
+  const download = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export' }).click();
+  const file = await (await download).path();
+  const exported = JSON.parse(readFileSync(file, 'utf8')) as Array<{ event: string; data: { id?: string } }>;
+  expect(exported.some((m) => m.event === 'create' && m.data?.id === order.id)).toBe(true);
+
+  // unsubscribe sends leave; later orders are not heard
+  await streamRow(page, 'orders', 'live').getByTestId('stream-subscribe').click();
+  await expect(message(page, 'leave')).toHaveCount(1);
+  await expect(page.getByTestId('subscription-chip')).toHaveCount(0);
+  const after = await createOrder(stack, { sku: `AFTER-${randomTag()}` });
+  await page.waitForTimeout(1000);
+  await expect(message(page, 'create', after.id)).toHaveCount(0);
+
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await expect(page.getByTestId('monitor-message')).toHaveCount(0);
+  expect(await counter(page, 'total')).toBe(0);
+});
+
+test('without /ws/streams the monitor falls back to stream triggers bound from the browser', async ({ page, consoleUrl, stack }) => {
+  // a server that does not proxy the streams socket (the console worker serves only /ws)
+  await page.routeWebSocket(
+    (url) => url.pathname.endsWith('/ws/streams'),
+    (ws) => ws.close({ code: 1011, reason: 'no streams socket on this server' }),
+  );
+  await gotoPage(page, consoleUrl, '/streams');
+  await expect(page.getByTestId('monitor-transport')).toHaveAttribute('data-transport', 'triggers');
+  await expect(message(page, 'fallback')).toHaveCount(1);
+  await streamRow(page, 'orders', 'live').getByTestId('stream-subscribe').click();
+  await expect(message(page, 'bind')).toHaveCount(1);
+  await page.waitForTimeout(300); // the binding reaches the engine
+  const order = await createOrder(stack, { sku: `TRIG-${randomTag()}` });
+  await expect(message(page, 'create', order.id)).toHaveCount(1);
+  // the hidden function is not a user function
+  const fns = await call<{ functions: Array<{ function_id: string; metadata?: { internal?: boolean } }> }>(
+    stack,
+    'engine::functions::list',
+    {
+      include_internal: true,
+    },
+  );
+  const hidden = fns.functions.find((f) => f.function_id.startsWith('eng.ui::') && f.function_id.endsWith('::stream'));
+  expect(hidden?.metadata?.internal).toBe(true);
+  await streamRow(page, 'orders', 'live').getByTestId('stream-subscribe').click();
+  await expect(message(page, 'unbind')).toHaveCount(1);
+  await reloadInTheme(page, 'light');
+  await streamRow(page, 'orders', 'live').getByTestId('stream-subscribe').click();
+  await createOrder(stack, { sku: `LIGHT-${randomTag()}` });
+  await expect(message(page, 'create').first()).toBeVisible();
+  await page.screenshot({ path: `${ARTIFACTS}streams-light.png` });
+});
+
+test('stored items of a group, lookup by id, and system streams behind the toggle', async ({ page, consoleUrl, stack }) => {
+  const order = await createOrder(stack, { sku: `ITEM-${randomTag()}` });
+  await call(stack, 'stream::set', { stream_name: 'eng:e2e-system', group_id: 'g1', item_id: 'x', data: { n: 1 } });
+
+  await gotoPage(page, consoleUrl, '/streams');
+  await expect(streamRow(page, 'orders', 'live')).toContainText('user');
+  await expect(streamRow(page, 'eng:e2e-system', 'g1')).toHaveCount(0);
+  await page.getByRole('switch', { name: 'System streams' }).click();
+  await expect(page).toHaveURL(/system=true/);
+  await expect(streamRow(page, 'eng:e2e-system', 'g1')).toContainText('system');
+
+  await streamRow(page, 'orders', 'live')
+    .getByRole('button', { name: /orders/ })
+    .click();
+  await page.getByRole('tab', { name: 'Stored items' }).click();
+  await expect(page).toHaveURL(/view=items/);
+  const item = page.getByTestId('stream-item').filter({ hasText: order.id });
+  await expect(item).toHaveCount(1);
+  const stored = await call<unknown[]>(stack, 'stream::list', { stream_name: 'orders', group_id: 'live' });
+  await expect(page.getByTestId('stream-items-count')).toHaveText(`${stored.length} items`);
+  await item.click();
+  await expect(page.getByRole('complementary', { name: 'Item detail' })).toContainText(order.sku);
+
+  await page.getByLabel('Item id').fill(order.id);
+  await page.getByRole('button', { name: 'Get' }).click();
+  await expect(page.getByTestId('stream-item-lookup')).toContainText(order.sku);
+  await page.getByLabel('Item id').fill('no-such-item');
+  await page.getByRole('button', { name: 'Get' }).click();
+  await expect(page.getByTestId('stream-item-lookup')).toContainText('No item no-such-item');
+  await page.screenshot({ path: `${ARTIFACTS}streams-items-dark.png` });
+  await reloadInTheme(page, 'light');
+  await expect(page.getByTestId('stream-item').first()).toBeVisible();
+  await page.screenshot({ path: `${ARTIFACTS}streams-items-light.png` });
+});
