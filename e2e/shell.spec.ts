@@ -88,13 +88,13 @@ test.describe('Engine outage', () => {
       const banner = page.getByTestId('engine-banner');
       await expect(banner).toBeVisible({ timeout: 15_000 });
       await expect(banner).toContainText(`Engine unreachable at ws://127.0.0.1:${engine.busPort}`);
-      await expect(page.getByTestId('connection-pill').first()).not.toHaveAttribute('data-status', 'open');
+      await expect(page.getByTestId('connection-pill').first()).not.toHaveAttribute('data-connection', 'open');
       // a fresh load while the engine is down still gets the UI
       await page.reload();
       await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
       await expect(page.getByTestId('engine-banner')).toBeVisible({ timeout: 15_000 });
       await engine.restart();
-      await expect(page.getByTestId('connection-pill').first()).toHaveAttribute('data-status', 'open', { timeout: 15_000 });
+      await expect(page.getByTestId('connection-pill').first()).toHaveAttribute('data-connection', 'open', { timeout: 15_000 });
       await expect(page.getByTestId('engine-banner')).toBeHidden();
       await expect(page.getByTestId('counter-functions').locator('[data-value]')).not.toHaveAttribute('data-value', '');
     } finally {

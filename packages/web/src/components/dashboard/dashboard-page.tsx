@@ -51,7 +51,7 @@ export function DashboardPage() {
         }
       />
       <div className="space-y-4 p-4 md:p-6">
-        <div className="grid grid-cols-1 gap-3 sm:grid-cols-2 xl:grid-cols-4">
+        <div className="grid grid-cols-2 gap-3 xl:grid-cols-4">
           <Counter
             testId="functions"
             label="Functions"

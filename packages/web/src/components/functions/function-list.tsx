@@ -1,6 +1,6 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { ChevronDown, ChevronRight } from 'lucide-react';
-import { useEffect, useRef } from 'react';
+import { useCallback, useEffect, useRef } from 'react';
 import { triggerTone } from '../../lib/trigger-kind.ts';
 import { Badge, CountBadge, StatusDot } from '../ui/badge.tsx';
 import { cn } from '../ui/cn.ts';
@@ -23,15 +23,21 @@ export function FunctionList({
   compact?: boolean;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scroller.current,
-    estimateSize: (i) => (rows[i]?.kind === 'group' ? 34 : 46),
-    overscan: 12,
-    getItemKey: (i) => {
+  // stable callbacks: the virtualizer rebuilds its 10,000-row measurement cache when they change
+  const estimateSize = useCallback((i: number) => (rows[i]?.kind === 'group' ? 34 : 46), [rows]);
+  const getItemKey = useCallback(
+    (i: number) => {
       const row = rows[i];
       return row?.kind === 'group' ? `g:${row.namespace}` : `f:${row?.fn.function_id}`;
     },
+    [rows],
+  );
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize,
+    overscan: 8,
+    getItemKey,
   });
 
   // bring the selected function into view when it was chosen elsewhere (palette, URL)
@@ -60,9 +66,10 @@ export function FunctionList({
         <span className={compact ? 'hidden' : ''}>Status</span>
       </div>
       <div ref={scroller} data-testid="function-scroller" className="min-h-0 flex-1 overflow-auto">
-        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        <div style={{ height: virtualizer.getTotalSize(), position: 'relative', contain: 'strict' }}>
           {virtualizer.getVirtualItems().map((item) => {
             const row = rows[item.index] as FunctionRow;
+            // containment: a row's layout and paint never reach beyond it (10,000-row scroll budget)
             const style = {
               position: 'absolute' as const,
               top: 0,
@@ -70,6 +77,7 @@ export function FunctionList({
               width: '100%',
               height: item.size,
               transform: `translateY(${item.start}px)`,
+              contain: 'strict' as const,
             };
             if (row.kind === 'group') {
               return (
@@ -106,7 +114,7 @@ export function FunctionList({
                 }}
                 className={cn(
                   GRID,
-                  'cursor-pointer border-b border-line px-4 text-left outline-none transition-colors focus-visible:bg-surface-2',
+                  'cursor-pointer border-b border-line px-4 text-left outline-none focus-visible:bg-surface-2',
                   active ? 'bg-accent-soft/70' : 'hover:bg-surface-2/70',
                 )}
               >

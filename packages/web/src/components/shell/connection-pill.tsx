@@ -13,7 +13,7 @@ export function ConnectionPill({ compact }: { compact?: boolean }) {
     <Link
       to="/config"
       data-testid="connection-pill"
-      data-status={conn.status}
+      data-connection={conn.status}
       title={open ? `Connected through ${conn.url}` : describeOutage(conn)}
       className={cn(
         'flex items-center gap-2 rounded-lg border text-[12.5px] font-medium transition-colors',
