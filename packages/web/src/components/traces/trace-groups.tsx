@@ -66,7 +66,7 @@ export function TraceGroups({
                   <span>{pluralize(g.trace_ids.length, 'trace')}</span>
                   <span>{pluralize(g.span_count, 'span')}</span>
                   {g.error_count > 0 ? <span className="text-bad">{pluralize(g.error_count, 'error')}</span> : null}
-                  <span>{formatDuration(g.duration_ms)} span</span>
+                  <span>over {formatDuration(g.duration_ms)}</span>
                   <span className="text-faint">last {timeAgo(g.last_seen_ms)}</span>
                 </div>
               </div>

@@ -63,9 +63,16 @@ export function TraceTable({
               data-testid="trace-row"
               data-trace-id={row.trace_id}
               aria-selected={isSelected}
+              tabIndex={0}
               onClick={() => onOpen(row.trace_id)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' || e.key === ' ') {
+                  e.preventDefault();
+                  onOpen(row.trace_id);
+                }
+              }}
               className={cn(
-                'group cursor-pointer transition-colors hover:bg-surface-2',
+                'group cursor-pointer transition-colors outline-none hover:bg-surface-2 focus-visible:bg-surface-2 focus-visible:shadow-[inset_2px_0_0_var(--c-accent)]',
                 isSelected && 'bg-accent-soft hover:bg-accent-soft',
                 fresh.has(row.trace_id) && 'animate-flash',
               )}

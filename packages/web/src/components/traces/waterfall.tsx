@@ -154,7 +154,7 @@ export function Waterfall({ model, selectedId, onSelect }: { model: TraceModel; 
                     : { left: `${t * 100}%`, transform: 'translateX(-50%)' }
               }
             >
-              {formatDuration(total * t)}
+              {t === 0 ? '0' : formatDuration(total * t)}
             </span>
           ))}
         </div>
