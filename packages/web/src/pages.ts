@@ -2,9 +2,11 @@ import {
   Activity,
   Cpu,
   Database,
+  GitBranch,
   Inbox,
   LayoutDashboard,
   type LucideIcon,
+  MessagesSquare,
   Radio,
   ScrollText,
   Settings2,
@@ -12,13 +14,28 @@ import {
   Workflow,
   Zap,
 } from 'lucide-react';
+import type { Surface } from './api/presence.ts';
 
 /**
  * The navigation: one entry per page, in sidebar order. The command palette, the `g <key>`
- * shortcuts and the sidebar all read this list. `flowOnly` pages appear only with `--enable-flow`.
+ * shortcuts and the sidebar all read this list. `flowOnly` pages appear only with `--enable-flow`;
+ * `presence` pages only while their worker is connected (api/presence.ts, issue 7 §8).
  */
 export interface PageEntry {
-  path: '/' | '/functions' | '/triggers' | '/states' | '/streams' | '/queues' | '/traces' | '/logs' | '/flow' | '/config' | '/workers';
+  path:
+    | '/'
+    | '/functions'
+    | '/triggers'
+    | '/states'
+    | '/streams'
+    | '/queues'
+    | '/traces'
+    | '/logs'
+    | '/flow'
+    | '/config'
+    | '/workers'
+    | '/chat'
+    | '/worktrees';
   label: string;
   description: string;
   icon: LucideIcon;
@@ -26,6 +43,7 @@ export interface PageEntry {
   key: string;
   section: 'Overview' | 'Build' | 'Data' | 'Observe' | 'System';
   flowOnly?: boolean;
+  presence?: Surface;
 }
 
 export const PAGES: PageEntry[] = [
@@ -45,6 +63,15 @@ export const PAGES: PageEntry[] = [
     key: 'w',
     section: 'Overview',
     flowOnly: true,
+  },
+  {
+    path: '/chat',
+    label: 'Chat',
+    description: 'Conversations with the chat stack: models, function calls, approvals',
+    icon: MessagesSquare,
+    key: 'a',
+    section: 'Overview',
+    presence: 'chat',
   },
   {
     path: '/functions',
@@ -69,6 +96,15 @@ export const PAGES: PageEntry[] = [
     icon: Cpu,
     key: 'k',
     section: 'Build',
+  },
+  {
+    path: '/worktrees',
+    label: 'Worktrees',
+    description: 'Git worktrees, their branches and the sessions that own them',
+    icon: GitBranch,
+    key: 'o',
+    section: 'Build',
+    presence: 'worktrees',
   },
   { path: '/states', label: 'States', description: 'The key-value state store', icon: Database, key: 's', section: 'Data' },
   { path: '/streams', label: 'Streams', description: 'Streams, groups and the live monitor', icon: Radio, key: 'm', section: 'Data' },

@@ -1,5 +1,6 @@
 import { createHashHistory, createRouter } from '@tanstack/react-router';
 import { queryClient } from './api/query-client.ts';
+import { chatRoute } from './routes/chat.tsx';
 import { configRoute } from './routes/config.tsx';
 import { dashboardRoute } from './routes/dashboard.tsx';
 import { flowRoute } from './routes/flow.tsx';
@@ -12,6 +13,7 @@ import { streamsRoute } from './routes/streams.tsx';
 import { tracesRoute } from './routes/traces.tsx';
 import { triggersRoute } from './routes/triggers.tsx';
 import { workersRoute } from './routes/workers.tsx';
+import { worktreesRoute } from './routes/worktrees.tsx';
 
 /**
  * Code-based routes with HASH history: both console servers serve one `index.html`, and links
@@ -31,6 +33,8 @@ const routeTree = rootRoute.addChildren([
   logsRoute,
   flowRoute,
   configRoute,
+  chatRoute,
+  worktreesRoute,
 ]);
 
 export const router = createRouter({

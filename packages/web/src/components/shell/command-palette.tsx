@@ -3,7 +3,9 @@ import { CornerDownLeft, Keyboard, type LucideIcon, Moon, Search, SquareFunction
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useFlowEnabled } from '../../api/console-config.ts';
 import { isSystemFunction, useFunctions } from '../../api/functions.ts';
+import { usePresence } from '../../api/presence.ts';
 import { useTriggers } from '../../api/triggers.ts';
+import { matchScore } from '../../lib/fuzzy.ts';
 import { toggleTheme } from '../../lib/theme.ts';
 import { summarise } from '../../lib/trigger-config.ts';
 import { PAGES } from '../../pages.ts';
@@ -23,29 +25,6 @@ interface Item {
   score: number;
 }
 
-/**
- * How well `query` matches: a substring of the label ranks highest (earlier is better), then a
- * substring of the extra text (description, config), then the label's letters in order
- * (`hsum` finds `hourly_summary`). -1: no match.
- */
-export function matchScore(query: string, label: string, extra = ''): number {
-  const q = query.trim().toLowerCase();
-  if (!q) return 0;
-  const t = label.toLowerCase();
-  const at = t.indexOf(q);
-  if (at >= 0) return 2000 - at - t.length * 0.01;
-  if (extra.toLowerCase().includes(q)) return 1000;
-  let ti = 0;
-  let score = 0;
-  for (const ch of q) {
-    const found = t.indexOf(ch, ti);
-    if (found < 0) return -1;
-    score += found === ti ? 3 : 1;
-    ti = found + 1;
-  }
-  return score;
-}
-
 const PER_GROUP = 8;
 
 /** ⌘K: pages, functions and triggers in one list (console spec §4 Global UX, without its cache-key bug §7.7). */
@@ -54,6 +33,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
   const [active, setActive] = useState(0);
   const navigate = useNavigate();
   const flowEnabled = useFlowEnabled();
+  const presence = usePresence();
   const functions = useFunctions();
   const triggers = useTriggers();
   const listRef = useRef<HTMLDivElement>(null);
@@ -72,7 +52,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
     };
     const out: Item[] = [];
     for (const page of PAGES) {
-      if (page.flowOnly && !flowEnabled) continue;
+      if ((page.flowOnly && !flowEnabled) || (page.presence && !presence[page.presence])) continue;
       const score = matchScore(query, page.label, page.description);
       if (score < 0) continue;
       out.push({
@@ -131,7 +111,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
     // best match first within each group; groups keep their order
     const order = ['Pages', 'Functions', 'Triggers', 'Actions'];
     return out.sort((a, b) => order.indexOf(a.group) - order.indexOf(b.group) || b.score - a.score);
-  }, [query, functions.data, triggers.data, flowEnabled, navigate, onClose, onShowShortcuts]);
+  }, [query, functions.data, triggers.data, flowEnabled, presence, navigate, onClose, onShowShortcuts]);
 
   useEffect(() => {
     if (active >= items.length) setActive(Math.max(0, items.length - 1));

@@ -1,6 +1,7 @@
 import { Link } from '@tanstack/react-router';
 import { Keyboard, Search } from 'lucide-react';
 import { useConsoleConfig, useFlowEnabled } from '../../api/console-config.ts';
+import { usePresence } from '../../api/presence.ts';
 import { isMac } from '../../lib/keyboard.ts';
 import { PAGES, type PageEntry } from '../../pages.ts';
 import { cn } from '../ui/cn.ts';
@@ -37,7 +38,8 @@ export function Sidebar({
 }) {
   const flowEnabled = useFlowEnabled();
   const { data: config } = useConsoleConfig();
-  const pages = PAGES.filter((p) => !p.flowOnly || flowEnabled);
+  const presence = usePresence();
+  const pages = PAGES.filter((p) => (!p.flowOnly || flowEnabled) && (!p.presence || presence[p.presence]));
   const sections = [...new Set(pages.map((p) => p.section))];
   return (
     <aside className={cn('w-60 shrink-0 flex-col border-r border-line bg-surface', className)}>

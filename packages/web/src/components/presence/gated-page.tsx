@@ -1,0 +1,60 @@
+import type { LucideIcon } from 'lucide-react';
+import { useFunctions } from '../../api/functions.ts';
+import { SURFACES, type Surface, usePresence } from '../../api/presence.ts';
+import { EmptyState } from '../ui/empty-state.tsx';
+import { PageHeader } from '../ui/page-header.tsx';
+import { Spinner } from '../ui/spinner.tsx';
+import { InstallNotice } from './install-notice.tsx';
+
+/**
+ * The frame of a presence-gated page: the install notice while the worker is absent, the page
+ * once it is connected. `children` is the surface itself; until the surface is built it lists
+ * what the connected worker offers.
+ */
+export function GatedPage({
+  surface,
+  title,
+  description,
+  icon,
+  children,
+}: {
+  surface: Surface;
+  title: string;
+  description: string;
+  icon: LucideIcon;
+  children?: React.ReactNode;
+}) {
+  const presence = usePresence();
+  return (
+    <div data-testid={`gated-${surface}`} data-present={presence.known ? String(presence[surface]) : 'unknown'}>
+      <PageHeader title={title} description={description} />
+      {!presence.known ? (
+        <div className="flex justify-center py-16">
+          <Spinner />
+        </div>
+      ) : presence[surface] ? (
+        (children ?? <WorkerFunctions surface={surface} icon={icon} title={title} />)
+      ) : (
+        <InstallNotice surface={surface} title={title} />
+      )}
+    </div>
+  );
+}
+
+function WorkerFunctions({ surface, icon, title }: { surface: Surface; icon: LucideIcon; title: string }) {
+  const { data } = useFunctions();
+  const ids = (data ?? []).map((f) => f.function_id).filter((id) => SURFACES[surface].prefixes.some((p) => id.startsWith(p)));
+  return (
+    <EmptyState icon={icon} title={`The ${SURFACES[surface].worker} is connected`}>
+      <p>
+        {title} runs on these functions; its screens arrive with the {SURFACES[surface].worker}'s own release.
+      </p>
+      <ul className="mt-2 font-mono text-xs text-fg">
+        {ids.slice(0, 12).map((id) => (
+          <li key={id}>{id}</li>
+        ))}
+        {ids.length > 12 ? <li>… {ids.length - 12} more</li> : null}
+      </ul>
+    </EmptyState>
+  );
+}

@@ -1,0 +1,9 @@
+import { createRoute } from '@tanstack/react-router';
+import { rootRoute } from './root.tsx';
+
+// Presence-gated (issue 7 §8): without its worker the page shows the install notice.
+export const worktreesRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/worktrees',
+  validateSearch: (_search: Record<string, unknown>): Record<string, never> => ({}),
+}).lazy(() => import('./worktrees.lazy.tsx').then((m) => m.Route));
