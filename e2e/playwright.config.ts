@@ -8,7 +8,8 @@ import { defineConfig } from '@playwright/test';
 export default defineConfig({
   testDir: '.',
   testMatch: '**/*.spec.ts',
-  outputDir: './artifacts/test-results',
+  // E2E_OUTPUT_DIR lets two runs on one checkout keep their traces apart
+  outputDir: process.env.E2E_OUTPUT_DIR ?? './artifacts/test-results',
   globalSetup: './global-setup.ts',
   timeout: 60_000,
   expect: { timeout: 10_000 },
