@@ -1,6 +1,6 @@
 import { Script } from 'node:vm';
 import { describeZodError } from '@eng/protocol';
-import type { EngClient, TriggerRef } from '@eng/sdk';
+import type { EngClient, TriggerAction, TriggerRef } from '@eng/sdk';
 import { z } from 'zod';
 import type { BuiltinName } from './builtins.ts';
 import type { EngineView } from './engine-view.ts';
@@ -200,35 +200,40 @@ export class BuiltinHandlers {
     return ok({ id: parsed.id, message: 'Unregistered' });
   }
 
-  private async triggerVoid(args: unknown): Promise<ToolResult> {
-    if (!hasFunctionId(args)) return fail('Missing required field: function_id');
-    const parsed = parse(VoidArgs, args);
-    if (isResult(parsed)) return parsed;
-    const functionId = functionIdFromArgument(parsed.function_id);
-    const gate = await checkGate(this.deps.view, this.deps.policy, functionId);
-    if (!gate.ok) return fail(gate.text);
-    try {
-      await this.deps.client.trigger({ function_id: functionId, payload: parsed.payload ?? {}, action: { type: 'void' } });
-    } catch (err) {
-      return fail(engineFailureText(err));
-    }
-    return ok(`Triggered (void): ${functionId}`);
+  private triggerVoid(args: unknown): Promise<ToolResult> {
+    return this.gatedTrigger(
+      args,
+      VoidArgs,
+      () => ({ type: 'void' }),
+      (functionId) => `Triggered (void): ${functionId}`,
+    );
   }
 
-  private async triggerEnqueue(args: unknown): Promise<ToolResult> {
+  private triggerEnqueue(args: unknown): Promise<ToolResult> {
+    return this.gatedTrigger(
+      args,
+      EnqueueArgs,
+      (parsed) => ({ type: 'enqueue', queue: parsed.queue ?? 'default' }),
+      (_functionId, receipt) => receipt,
+    );
+  }
+
+  /** void / enqueue: the same checks as a function tool (mcp.md §19), then the routed call. */
+  private async gatedTrigger<T extends z.infer<typeof VoidArgs>>(
+    args: unknown,
+    schema: z.ZodType<T>,
+    action: (parsed: T) => TriggerAction,
+    answer: (functionId: string, result: unknown) => unknown,
+  ): Promise<ToolResult> {
     if (!hasFunctionId(args)) return fail('Missing required field: function_id');
-    const parsed = parse(EnqueueArgs, args);
+    const parsed = parse(schema, args);
     if (isResult(parsed)) return parsed;
     const functionId = functionIdFromArgument(parsed.function_id);
     const gate = await checkGate(this.deps.view, this.deps.policy, functionId);
     if (!gate.ok) return fail(gate.text);
     try {
-      const receipt = await this.deps.client.trigger({
-        function_id: functionId,
-        payload: parsed.payload ?? {},
-        action: { type: 'enqueue', queue: parsed.queue ?? 'default' },
-      });
-      return ok(receipt);
+      const result = await this.deps.client.trigger({ function_id: functionId, payload: parsed.payload ?? {}, action: action(parsed) });
+      return ok(answer(functionId, result));
     } catch (err) {
       return fail(engineFailureText(err));
     }

@@ -139,7 +139,8 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
     return deps.tools.call(p.name, p.arguments as Record<string, unknown> | undefined, {
       session,
       requestId: extra.requestId,
-      progressToken: p._meta?.progressToken,
+      progressToken:
+        typeof p._meta?.progressToken === 'string' || typeof p._meta?.progressToken === 'number' ? p._meta.progressToken : undefined,
       signal: extra.signal,
     });
   });

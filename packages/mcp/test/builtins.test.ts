@@ -10,16 +10,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
-import { demoWorker, httpBase, httpClient, httpMcp, type StdioMcp, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import { BUILTINS, demoWorker, httpBase, httpClient, httpMcp, type StdioMcp, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
 
-const BUILTINS = [
-  'eng_worker_register',
-  'eng_worker_stop',
-  'eng_trigger_register',
-  'eng_trigger_unregister',
-  'eng_trigger_void',
-  'eng_trigger_enqueue',
-];
 const STDIO_ONLY_TEXT = 'This tool requires stdio transport (worker/trigger management is not available over HTTP)';
 
 let engine: EngineProcess;

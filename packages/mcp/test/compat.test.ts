@@ -12,7 +12,18 @@ import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } f
 import { registerWorker } from 'iii-sdk-0.22.1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENG_CLI, type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
-import { demoWorker, httpBase, httpClient, httpMcp, MCP_BIN, type StdioMcp, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import {
+  BUILTINS,
+  demoWorker,
+  httpBase,
+  httpClient,
+  httpMcp,
+  MCP_BIN,
+  type StdioMcp,
+  startMcpEngine,
+  stdioMcp,
+  textOf,
+} from './helpers.ts';
 
 type IiiWorker = ReturnType<typeof registerWorker>;
 
@@ -153,14 +164,7 @@ describe('when the engine goes away and comes back', () => {
     const started = Date.now();
     const down = (await mcp.client.listTools()).tools.map((t) => t.name);
     expect(Date.now() - started).toBeLessThan(2500);
-    expect(down).toEqual([
-      'eng_worker_register',
-      'eng_worker_stop',
-      'eng_trigger_register',
-      'eng_trigger_unregister',
-      'eng_trigger_void',
-      'eng_trigger_enqueue',
-    ]);
+    expect(down).toEqual(BUILTINS);
     // a call cannot be verified while the engine is away: it fails closed
     const refused = await mcp.client.callTool({ name: 'demo__text', arguments: {} });
     expect(refused.isError).toBe(true);

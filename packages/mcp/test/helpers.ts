@@ -10,6 +10,15 @@ import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.
 // published bin, so tsx registration is exercised too), and real MCP SDK clients.
 
 export const MCP_BIN = resolve(import.meta.dirname, '../bin/eng-mcp.js');
+/** The six built-in tools in listing order (seed §2.12), spelled out rather than imported from the code under test. */
+export const BUILTINS = [
+  'eng_worker_register',
+  'eng_worker_stop',
+  'eng_trigger_register',
+  'eng_trigger_unregister',
+  'eng_trigger_void',
+  'eng_trigger_enqueue',
+];
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startMcpEngine(extraYaml = '', httpTimeoutMs = 30_000): Promise<EngineProcess> {

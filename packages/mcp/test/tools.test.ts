@@ -7,7 +7,7 @@ import { connect, type EngClient } from '@eng/sdk';
 import { LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
-import { demoWorker, type StdioMcp, sleep, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import { BUILTINS, demoWorker, type StdioMcp, sleep, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
 
 let engine: EngineProcess;
 let worker: EngClient;
@@ -47,14 +47,7 @@ afterAll(async () => {
 describe('tools/list', () => {
   it('lists the built-ins first, then only functions with the flat boolean "mcp.expose": true, mangled', async () => {
     const names = await toolNames();
-    expect(names.slice(0, 6)).toEqual([
-      'eng_worker_register',
-      'eng_worker_stop',
-      'eng_trigger_register',
-      'eng_trigger_unregister',
-      'eng_trigger_void',
-      'eng_trigger_enqueue',
-    ]);
+    expect(names.slice(0, 6)).toEqual(BUILTINS);
     expect(names).toContain('demo__echo');
     expect(names).toContain('demo__gold');
     expect(names).toContain('demo__silver');

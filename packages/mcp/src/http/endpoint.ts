@@ -206,7 +206,8 @@ export class HttpEndpoint {
     }
     const found = this.lookup(headers);
     if (!('session' in found)) return found;
-    if (!input.response) return error(500, -32603, 'the engine did not provide a response channel');
+    // an engine without response channels (iii 0.11) cannot stream: spec streamable-http allows 405 for GET
+    if (!input.response) return error(405, -32000, 'Method not allowed: this engine cannot stream responses');
     if (found.transport.hasStandaloneStream) return error(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
     await found.transport.openStandalone(input.response, { [SESSION_HEADER]: found.session.id });
     return null;
