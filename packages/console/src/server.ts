@@ -91,7 +91,16 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       error: (m) => logger.warn(redactText(m)),
     },
   });
-  client.on('connected', () => logger.info(`connected to the engine at ${shown.bridge}`));
+  let outageLogged = false;
+  client.on('connected', () => {
+    outageLogged = false;
+    logger.info(`connected to the engine at ${shown.bridge}`);
+  });
+  client.on('reconnecting', () => {
+    if (outageLogged) return;
+    outageLogged = true;
+    logger.warn(`engine unreachable at ${shown.bridge}; the UI is served anyway and both reconnect by themselves`);
+  });
   client.on('disconnected', ({ code }) => logger.warn(`lost the engine at ${shown.bridge} (${code}); reconnecting`));
 
   const proxyLogger = { debug: (m: string) => logger.debug(redactText(m)), warn: (m: string) => logger.warn(redactText(m)) };
@@ -130,12 +139,17 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     node_version: process.version,
   });
 
+  // DNS rebinding: a page on evil.example resolving to 127.0.0.1 is "same origin" with itself,
+  // so on a loopback bind the Host must name loopback too before the API or the bus is reachable
+  const loopbackOnly = isLoopbackHost(options.host);
+  const hostAllowed = (req: IncomingMessage) => !loopbackOnly || isLoopbackHost(hostnameOf(req.headers.host));
+
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://console');
     const path = url.pathname;
     if (path.startsWith('/_console/')) {
       // a page on another origin must not drive the engine through us (CSRF, DNS rebinding)
-      if (!sameOrigin(req)) {
+      if (!sameOrigin(req) || !hostAllowed(req)) {
         sendError(res, 403, 'FORBIDDEN', 'cross-origin requests to the console API are refused', headers);
         return;
       }
@@ -184,6 +198,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
+    if (!hostAllowed(req)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     if (path === '/ws') busProxy.handleUpgrade(req, socket, head);
     else if (path === '/ws/streams') streamsProxy.handleUpgrade(req, socket, head);
     else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -222,4 +240,18 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       return closing;
     },
   };
+}
+
+/** `127.0.0.1`, `::1`, `localhost` (and `*.localhost`), with or without brackets. */
+export function isLoopbackHost(host: string | undefined): boolean {
+  if (!host) return false;
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** Host header without its port (IPv6 literals keep their brackets off). */
+export function hostnameOf(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader) return undefined;
+  if (hostHeader.startsWith('[')) return hostHeader.slice(1, hostHeader.indexOf(']'));
+  return hostHeader.split(':')[0];
 }

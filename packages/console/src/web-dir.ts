@@ -13,6 +13,12 @@ export async function resolveWebDir(log: (line: string) => void): Promise<string
   }
   const { ensureWebBuild, DIST_DIR } = await import('@eng/web/build');
   const skip = /^(1|true|yes)$/i.test(process.env.ENG_CONSOLE_SKIP_BUILD ?? '');
-  ensureWebBuild({ onlyIfMissing: skip, log });
+  try {
+    ensureWebBuild({ onlyIfMissing: skip, log });
+  } catch (err) {
+    // a half-edited source must not keep the console down when a working bundle exists
+    if (!existsSync(join(DIST_DIR, 'index.html'))) throw err;
+    log(`rebuilding the UI failed; serving the previous bundle (${(err as Error).message.split('\n')[0]})`);
+  }
   return DIST_DIR;
 }

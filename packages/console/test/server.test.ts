@@ -216,6 +216,39 @@ describe('POST /_console/invoke', () => {
   });
 });
 
+describe('DNS rebinding', () => {
+  const raw = (path: string, headers: Record<string, string>, method = 'GET') =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest(url(path), { method, headers }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('upgrade', (res, socket) => {
+        socket.destroy();
+        resolve(res.statusCode ?? 101);
+      });
+      req.on('error', reject);
+      req.end(method === 'POST' ? '{"function_id":"test::echo"}' : undefined);
+    });
+  const port = () => new URL(console_.url).port;
+
+  it('refuses the API and the bus to a foreign Host name on a loopback bind', async () => {
+    const evil = { host: `evil.example:${port()}`, origin: `http://evil.example:${port()}`, 'content-type': 'application/json' };
+    expect(await raw('/_console/invoke', evil, 'POST')).toBe(403);
+    expect(await raw('/_console/config', evil)).toBe(403);
+    const upgrade = {
+      connection: 'Upgrade',
+      upgrade: 'websocket',
+      'sec-websocket-version': '13',
+      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    };
+    expect(await raw('/ws', { ...upgrade, host: `evil.example:${port()}` })).toBe(403);
+    // loopback names are fine
+    expect(await raw('/_console/config', { host: `localhost:${port()}` })).toBe(200);
+    expect(await raw('/ws', { ...upgrade, host: `127.0.0.1:${port()}` })).toBe(101);
+  });
+});
+
 describe('/_console/http/* (Test HTTP trigger)', () => {
   it('forwards method, path, query and answers the engine status, headers and body', async () => {
     const res = await fetch(url('/_console/http/hello/ada?q=42'));
