@@ -22,6 +22,8 @@ import {
  * UTF-8 it stays under the engine bus's 64 MiB frame limit, which would otherwise cut our connection.
  */
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+/** How long requests still running when stdin closes may take to be answered. */
+const DRAIN_MS = 5000;
 
 interface PendingBatch {
   waiting: Set<RequestId>;
@@ -39,6 +41,9 @@ export class StdioTransport implements Transport {
   private initializeSeen = false;
   private closed = false;
   private readonly batches: PendingBatch[] = [];
+  /** Requests handed to the server and not answered yet: stdin closing lets them finish first. */
+  private readonly inFlight = new Set<RequestId>();
+  private drained?: () => void;
 
   constructor(
     private readonly input: Readable,
@@ -50,7 +55,7 @@ export class StdioTransport implements Transport {
   async start(): Promise<void> {
     this.input.setEncoding('utf8');
     this.input.on('data', (chunk: string) => this.onData(chunk));
-    this.input.on('end', () => void this.close());
+    this.input.on('end', () => void this.finishThenClose());
     this.input.on('error', (err) => this.onerror?.(err));
     this.output.on('error', (err) => {
       // EPIPE: the client went away; nothing more can be said to it
@@ -150,11 +155,31 @@ export class StdioTransport implements Transport {
   private deliver(message: JSONRPCMessage): void {
     const cancelled = cancelledRequestId(message);
     if (cancelled !== undefined) this.forget(cancelled);
+    if (isRequest(message)) this.inFlight.add(message.id);
     this.onmessage?.(message);
+  }
+
+  /** spec transports/stdio shutdown: the client closed stdin; answer what was asked (for a while), then close. */
+  private async finishThenClose(): Promise<void> {
+    if (this.inFlight.size) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, DRAIN_MS);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await this.close();
+  }
+
+  private settled(id: RequestId): void {
+    if (this.inFlight.delete(id) && this.inFlight.size === 0) this.drained?.();
   }
 
   /** A cancelled request gets no response (spec basic/utilities/cancellation), so its batch stops waiting for it. */
   private forget(id: RequestId): void {
+    this.settled(id);
     for (const batch of this.batches) {
       if (batch.waiting.delete(id)) this.flushIfDone(batch);
     }
@@ -168,6 +193,7 @@ export class StdioTransport implements Transport {
 
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     if (isResponse(message)) {
+      this.settled(message.id);
       const batch = this.batches.find((b) => b.waiting.has(message.id));
       if (batch) {
         batch.waiting.delete(message.id);

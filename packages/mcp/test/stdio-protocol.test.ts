@@ -127,6 +127,15 @@ describe('lifecycle', () => {
     for (const line of raw.rawLines) expect(JSON.parse(line).jsonrpc).toBe('2.0');
     expect(raw.stderr).toContain('MCP server on stdio');
   });
+
+  it('answers requests still running when stdin closes, then exits', async () => {
+    const raw = new RawStdio();
+    await raw.initialize();
+    raw.write(rpc('last', 'tools/call', { name: 'demo__slow', arguments: { ms: 600 } }));
+    raw.child.stdin.end();
+    expect(await raw.exit()).toBe(0);
+    expect(JSON.parse(raw.received.find((m) => m.id === 'last').result.content[0].text)).toEqual({ slept: 600 });
+  });
 });
 
 describe('bad input keeps the server serving', () => {
