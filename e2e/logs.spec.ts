@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Page } from '@playwright/test';
+import { startEngine } from '../test/harness.ts';
 import { call, randomTag, reloadInTheme } from './fixtures/engine-client.ts';
 import type { Stack } from './fixtures/stack.ts';
+import { consoleArgsFor, startConsole } from './fixtures/stack.ts';
 import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
 
 /**
@@ -323,4 +325,35 @@ test('Clear asks first, deletes on the engine, and a reload shows none', async (
   await expectTotal(page, 0);
   await expect(page.getByText('No log line matches these filters')).toBeVisible();
   await page.screenshot({ path: `${ARTIFACTS}logs-empty-light.png` });
+});
+
+test('an engine that keeps no logs says what to turn on', async ({ page }) => {
+  const engine = await startEngine({
+    workersYaml: [
+      '  - name: eng-http',
+      '    config:',
+      '      port: {{HTTP_PORT}}',
+      '  - name: eng-stream',
+      '    config:',
+      '      port: {{STREAMS_PORT}}',
+      '  - name: eng-observability',
+      '    config:',
+      '      logs_enabled: false',
+      '',
+    ].join('\n'),
+    env: { ENG_LOG_LEVEL: 'warn' },
+  });
+  const console_ = await startConsole([...consoleArgsFor(engine), '--no-otel']).catch(async (err) => {
+    await engine.stop();
+    throw err;
+  });
+  try {
+    await gotoPage(page, console_.url, '/logs');
+    await expect(page.getByText('Logs are off on this engine')).toBeVisible();
+    await expect(page.getByText(/logs_enabled: true/)).toBeVisible();
+    await page.screenshot({ path: `${ARTIFACTS}logs-disabled-dark.png` });
+  } finally {
+    await console_.stop();
+    await engine.stop();
+  }
 });

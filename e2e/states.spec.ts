@@ -114,6 +114,9 @@ test('a 500-key group pages through the server, virtualised, with prefix and con
   await item(page, 'k-250').click();
   await expect(page.getByTestId('state-detail')).toContainText('"item 250"');
   await expect(page).toHaveURL(/key=k-250/);
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('state-detail')).toBeHidden();
+  await expect(page).not.toHaveURL(/key=/);
 
   // prefix search runs on the server
   await page.getByPlaceholder(/Search keys/).fill('k-49');

@@ -44,7 +44,7 @@ export function LogFiltersBar({
   return (
     <div className="flex flex-wrap items-center gap-2">
       <DebouncedSearch value={filters.q ?? ''} onCommit={(q) => onChange({ q: q || undefined })} />
-      <fieldset className="flex items-center gap-1" aria-label="Severity">
+      <fieldset className="flex flex-wrap items-center gap-1" aria-label="Severity">
         {SEVERITIES.map((level) => {
           const on = active.includes(level);
           return (
@@ -158,7 +158,7 @@ function useDebounced(value: string, onCommit: (v: string) => void, ms = 250): [
 
 function DebouncedSearch({ value, onCommit }: { value: string; onCommit: (v: string) => void }) {
   const [text, setText] = useDebounced(value, onCommit);
-  return <SearchInput className="w-64" value={text} onChange={setText} placeholder="Search messages…" />;
+  return <SearchInput className="w-full sm:w-64" value={text} onChange={setText} placeholder="Search messages…" />;
 }
 
 function DebouncedTrace({ value, onCommit }: { value: string; onCommit: (v: string) => void }) {

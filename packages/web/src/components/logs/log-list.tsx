@@ -24,7 +24,9 @@ const SEVERITY_CLASS: Record<Tone, string> = {
   info: 'bg-info-soft text-info',
   violet: 'bg-violet-soft text-violet',
 };
-const COLUMNS = 'grid-cols-[20px_150px_64px_minmax(90px,150px)_minmax(0,1fr)_92px]';
+// on phones: chevron, time, severity and message; service and trace from md up
+const COLUMNS =
+  'grid-cols-[12px_84px_52px_minmax(0,1fr)] md:grid-cols-[20px_150px_64px_minmax(90px,150px)_minmax(0,1fr)_92px] max-md:gap-2';
 
 export interface LogListState {
   total: number | undefined;
@@ -114,9 +116,9 @@ export function LogList({
         <span />
         <span>Timestamp</span>
         <span>Severity</span>
-        <span>Service</span>
+        <span className="max-md:hidden">Service</span>
         <span>Message</span>
-        <span className="text-right">Trace</span>
+        <span className="text-right max-md:hidden">Trace</span>
       </div>
       <div ref={scrollRef} className="relative min-h-0 flex-1 overflow-y-auto" data-testid="logs-scroll">
         {rows.error ? <ErrorNote title="Could not read the logs" error={rows.error} className="m-4" /> : null}
@@ -192,7 +194,7 @@ const LogRow = memo(function LogRow({
           ›
         </span>
         <span className="truncate font-mono text-[11.5px] text-muted tabular-nums">
-          {date ? <span className="text-faint">{date} </span> : null}
+          {date ? <span className="text-faint max-md:hidden">{date} </span> : null}
           {time}
         </span>
         <span>
@@ -205,13 +207,13 @@ const LogRow = memo(function LogRow({
             {log.severity_text || '—'}
           </span>
         </span>
-        <span className="truncate text-muted" title={log.service_name}>
+        <span className="truncate text-muted max-md:hidden" title={log.service_name}>
           {log.service_name}
         </span>
         <span className="truncate font-mono text-[12px] text-fg" data-testid="log-message" title={log.body}>
           {firstLine}
         </span>
-        <span className="truncate text-right font-mono text-[11px]">
+        <span className="truncate text-right font-mono text-[11px] max-md:hidden">
           {log.trace_id ? (
             <Link
               to="/traces"

@@ -36,7 +36,9 @@ export function LogSources({
             ? 'No lines to count.'
             : sampled < total
               ? `Newest ${formatCount(sampled)} of ${formatCount(total)} lines`
-              : `All ${formatCount(total)} lines`}
+              : total === 1
+                ? 'The only line'
+                : `All ${formatCount(total)} lines`}
         </p>
       </div>
       <ul className="min-h-0 flex-1 space-y-0.5 overflow-y-auto p-2">
@@ -70,8 +72,14 @@ export function LogSources({
                   <div className="h-full bg-bad" style={{ width: `${max ? (s.errors / max) * 100 : 0}%` }} aria-hidden="true" />
                 </div>
                 <div className="mt-0.5 flex justify-between text-[11px] text-faint tabular-nums">
-                  <span>{formatCount(s.count)} lines</span>
-                  {s.errors ? <span className="text-bad">{formatCount(s.errors)} errors</span> : null}
+                  <span>
+                    {formatCount(s.count)} {s.count === 1 ? 'line' : 'lines'}
+                  </span>
+                  {s.errors ? (
+                    <span className="text-bad">
+                      {formatCount(s.errors)} {s.errors === 1 ? 'error' : 'errors'}
+                    </span>
+                  ) : null}
                 </div>
               </button>
             </li>
@@ -79,5 +87,43 @@ export function LogSources({
         })}
       </ul>
     </aside>
+  );
+}
+
+/** The same breakdown as a strip of chips, for screens too narrow for the side panel. */
+export function LogSourcesStrip({
+  sources,
+  sampled,
+  active,
+  onPick,
+}: {
+  sources: SourceCount[] | undefined;
+  sampled: number;
+  active: string | undefined;
+  onPick: (service: string | undefined) => void;
+}) {
+  if (!sources?.length) return null;
+  return (
+    <div className="flex items-center gap-1.5 overflow-x-auto border-b border-line px-4 py-1.5 xl:hidden" data-testid="log-sources-strip">
+      <span className="shrink-0 text-[11px] font-semibold tracking-wider text-faint uppercase">Sources</span>
+      {sources.slice(0, 6).map((s) => {
+        const on = active === s.service;
+        return (
+          <button
+            key={s.service}
+            type="button"
+            aria-pressed={on}
+            onClick={() => onPick(on ? undefined : s.service)}
+            className={cn(
+              'inline-flex h-6 shrink-0 cursor-pointer items-center gap-1.5 rounded-md border px-2 text-[12px]',
+              on ? 'border-accent/40 bg-accent-soft text-accent' : 'border-line text-muted hover:text-fg',
+            )}
+          >
+            {s.service}
+            <span className="text-faint tabular-nums">{sampled ? Math.round((s.count / sampled) * 100) : 0}%</span>
+          </button>
+        );
+      })}
+    </div>
   );
 }

@@ -11,7 +11,7 @@ import { EmptyState } from '../ui/empty-state.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
 import { LogFiltersBar } from './log-filters.tsx';
 import { LogList, type LogListState } from './log-list.tsx';
-import { LogSources } from './log-sources.tsx';
+import { LogSources, LogSourcesStrip } from './log-sources.tsx';
 
 const route = getRouteApi('/logs');
 const TAIL_MS = 1500;
@@ -120,7 +120,9 @@ export function LogsPage() {
         badge={
           list.total !== undefined ? (
             <span data-testid="logs-total" data-total={list.total}>
-              <Badge title="lines matching the filters">{formatCount(list.total)} lines</Badge>
+              <Badge title="lines matching the filters">
+                {formatCount(list.total)} {list.total === 1 ? 'line' : 'lines'}
+              </Badge>
             </span>
           ) : undefined
         }
@@ -166,6 +168,12 @@ export function LogsPage() {
       >
         <LogFiltersBar filters={filters} counts={counts} onChange={setFilters} />
       </PageHeader>
+      <LogSourcesStrip
+        sources={sources.data?.sources}
+        sampled={sources.data?.sampled ?? 0}
+        active={filters.service}
+        onPick={(service) => setFilters({ service })}
+      />
       <div className="relative flex min-h-0 flex-1">
         {hasNewer && (!live || !list.atTop) ? (
           <button

@@ -3,6 +3,7 @@ import { getRouteApi } from '@tanstack/react-router';
 import { Inbox, RefreshCw, X } from 'lucide-react';
 import { useCallback } from 'react';
 import { queueKeys, useQueueTopics, useTopicStats, useTopicStatsMany } from '../../api/queues.ts';
+import { isTyping, useKeydown } from '../../lib/keyboard.ts';
 import { Badge } from '../ui/badge.tsx';
 import { IconButton } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
@@ -32,6 +33,10 @@ export function QueuesPage() {
     (patch: Partial<typeof search>, replace = false) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace }),
     [navigate],
   );
+  // Esc closes the detail (console spec §4 Global UX); dialogs take Esc first
+  useKeydown((e) => {
+    if (e.key === 'Escape' && !isTyping(e.target) && search.topic) setSearch({ topic: undefined, tab: undefined, page: undefined });
+  });
   const totalDead = (topics.data ?? []).reduce((n, t) => n + t.dlq_count, 0);
 
   return (

@@ -13,7 +13,9 @@ export function GroupList({
   error,
   selected,
   onSelect,
+  className,
 }: {
+  className?: string;
   groups: StateGroup[] | undefined;
   loading: boolean;
   error: unknown;
@@ -27,7 +29,7 @@ export function GroupList({
   }, [groups, filter]);
 
   return (
-    <aside aria-label="State groups" className="flex min-h-0 flex-col border-r border-line bg-surface">
+    <aside aria-label="State groups" className={cn('flex min-h-0 flex-col border-r border-line bg-surface', className)}>
       <div className="flex items-center justify-between gap-2 px-3 pt-3 pb-2">
         <h2 className="text-[11px] font-semibold tracking-wider text-faint uppercase">Groups</h2>
         <span className="text-[11px] text-faint tabular-nums">{groups ? groups.length : ''}</span>
@@ -77,7 +79,7 @@ export function GroupList({
                   <span
                     data-testid="state-group-count"
                     className={cn('text-[11px] tabular-nums', active ? 'font-semibold text-accent' : 'text-faint')}
-                    title={g.count === undefined ? 'count unavailable' : `${g.count} keys`}
+                    title={g.count === undefined ? 'count unavailable' : `${g.count} ${g.count === 1 ? 'key' : 'keys'}`}
                   >
                     {g.count === undefined ? '–' : formatCount(g.count)}
                   </span>

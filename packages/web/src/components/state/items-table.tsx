@@ -126,10 +126,10 @@ function Table({
 }) {
   return (
     <div className="flex min-h-0 flex-1 flex-col">
-      <div className="grid grid-cols-[minmax(160px,2fr)_90px_minmax(0,3fr)] border-b border-line bg-surface-2/60 px-4 py-1.5 text-[11px] font-semibold tracking-wider text-faint uppercase">
+      <div className="grid grid-cols-[minmax(0,1fr)_80px] sm:grid-cols-[minmax(160px,2fr)_90px_minmax(0,3fr)] border-b border-line bg-surface-2/60 px-4 py-1.5 text-[11px] font-semibold tracking-wider text-faint uppercase">
         <span>Key</span>
         <span>Type</span>
-        <span>Value</span>
+        <span className="max-sm:hidden">Value</span>
       </div>
       <div ref={scrollRef} className="min-h-0 flex-1 overflow-y-auto" data-testid="state-items-scroll">
         <div data-testid="state-items" className="relative w-full" style={{ height: totalSize }}>
@@ -171,7 +171,7 @@ function Row({
       aria-current={selected ? 'true' : undefined}
       onClick={() => onSelect(item.key)}
       className={cn(
-        'absolute top-0 left-0 grid w-full cursor-pointer grid-cols-[minmax(160px,2fr)_90px_minmax(0,3fr)] items-center border-b border-line/60 px-4 text-left text-[13px] transition-colors outline-none focus-visible:bg-surface-2',
+        'absolute top-0 left-0 grid w-full cursor-pointer grid-cols-[minmax(0,1fr)_80px] sm:grid-cols-[minmax(160px,2fr)_90px_minmax(0,3fr)] items-center border-b border-line/60 px-4 text-left text-[13px] transition-colors outline-none focus-visible:bg-surface-2',
         selected ? 'bg-accent-soft' : 'hover:bg-surface-2',
       )}
       style={style}
@@ -182,7 +182,7 @@ function Row({
       <span>
         <Badge tone={KIND_TONE[kind]}>{kind}</Badge>
       </span>
-      <span className="truncate font-mono text-[12px] text-muted">{valuePreview(item.value)}</span>
+      <span className="truncate font-mono text-[12px] text-muted max-sm:hidden">{valuePreview(item.value)}</span>
     </button>
   );
 }

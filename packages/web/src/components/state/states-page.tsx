@@ -4,10 +4,11 @@ import { Database, Plus, RefreshCw } from 'lucide-react';
 import { useState } from 'react';
 import { stateKeys, useAllStateItems, useStateGroups, useStateLiveRefresh } from '../../api/state.ts';
 import { formatCount } from '../../lib/format.ts';
+import { isTyping, useKeydown } from '../../lib/keyboard.ts';
 import { Badge } from '../ui/badge.tsx';
 import { Button, IconButton } from '../ui/button.tsx';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
-import { SearchInput, Toggle } from '../ui/inputs.tsx';
+import { SearchInput, Select, Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
 import { Spinner } from '../ui/spinner.tsx';
 import { GroupList } from './group-list.tsx';
@@ -26,6 +27,10 @@ export function StatesPage() {
   const [editor, setEditor] = useState<EditorMode | null>(null);
   const [shown, setShown] = useState<number | undefined>();
   useStateLiveRefresh();
+  // Esc closes the detail sidebar (console spec §4 Global UX); dialogs take Esc first
+  useKeydown((e) => {
+    if (e.key === 'Escape' && !editor && !isTyping(e.target) && search.key !== undefined) set({ key: undefined });
+  });
 
   const scope = search.scope ?? groups.data?.[0]?.scope;
   const query = search.q ?? '';
@@ -62,8 +67,9 @@ export function StatesPage() {
           </>
         }
       />
-      <div className="relative grid min-h-0 flex-1 grid-cols-[220px_minmax(0,1fr)] xl:grid-cols-[240px_minmax(0,1fr)_auto]">
+      <div className="relative grid min-h-0 flex-1 grid-cols-1 md:grid-cols-[220px_minmax(0,1fr)] xl:grid-cols-[240px_minmax(0,1fr)_auto]">
         <GroupList
+          className="max-md:hidden"
           groups={groups.data}
           loading={groups.isPending}
           error={groups.error}
@@ -74,10 +80,22 @@ export function StatesPage() {
           {scope ? (
             <>
               <div className="flex flex-wrap items-center gap-3 border-b border-line px-4 py-2.5">
-                <h2 className="font-mono text-[14px] font-semibold text-fg">{scope}</h2>
-                <Badge>{group?.count === undefined ? '…' : `${formatCount(group.count)} keys`}</Badge>
+                <h2 className="font-mono text-[14px] font-semibold text-fg max-md:hidden">{scope}</h2>
+                <Select
+                  aria-label="Group"
+                  className="w-40 font-mono md:hidden"
+                  value={scope}
+                  onChange={(e) => set({ scope: e.target.value, key: undefined, q: undefined })}
+                >
+                  {(groups.data ?? []).map((g) => (
+                    <option key={g.scope} value={g.scope}>
+                      {g.scope}
+                    </option>
+                  ))}
+                </Select>
+                <Badge>{group?.count === undefined ? '…' : `${formatCount(group.count)} ${group.count === 1 ? 'key' : 'keys'}`}</Badge>
                 <SearchInput
-                  className="ml-auto w-72"
+                  className="w-full sm:ml-auto sm:w-72"
                   value={query}
                   onChange={(q) => set({ q: q || undefined, key: undefined }, true)}
                   placeholder={contains ? 'Search keys (contains)…' : 'Search keys (starts with)…'}
@@ -88,7 +106,7 @@ export function StatesPage() {
                   label="Contains"
                   title="Off: keys starting with the text, matched on the server (fast for huge groups). On: keys containing it, matched in the browser."
                 />
-                <span className="w-36 text-right text-[12px] text-faint tabular-nums" data-testid="state-match-count">
+                <span className="text-right text-[12px] text-faint tabular-nums sm:w-28" data-testid="state-match-count">
                   {query && shown !== undefined ? `${formatCount(shown)} matching` : ''}
                 </span>
               </div>

@@ -8,7 +8,8 @@ import { cn } from '../ui/cn.ts';
 import { EmptyState } from '../ui/empty-state.tsx';
 
 const ROW = 30;
-const COLUMNS = 'grid-cols-[92px_28px_minmax(0,1fr)_92px_minmax(0,1.4fr)_60px]';
+// phones: time, direction, stream and event (the data opens in the detail)
+const COLUMNS = 'grid-cols-[84px_16px_minmax(0,1fr)_84px] md:grid-cols-[92px_28px_minmax(0,1fr)_92px_minmax(0,1.4fr)_60px]';
 
 const EVENT_TONE: Record<string, Tone> = {
   create: 'ok',
@@ -64,8 +65,8 @@ export function MonitorMessages({
         <span />
         <span>Stream / group</span>
         <span>Event</span>
-        <span>Data</span>
-        <span className="text-right">Size</span>
+        <span className="max-md:hidden">Data</span>
+        <span className="text-right max-md:hidden">Size</span>
       </div>
       <div ref={scrollRef} className="min-h-0 flex-1 overflow-y-auto" data-testid="monitor-scroll">
         {messages.length === 0 ? (
@@ -110,8 +111,8 @@ export function MonitorMessages({
                 <span>
                   <Badge tone={EVENT_TONE[m.event] ?? (m.direction === 'system' ? 'warn' : 'neutral')}>{m.event}</Badge>
                 </span>
-                <span className="truncate font-mono text-[11.5px] text-muted">{preview(m.data)}</span>
-                <span className="text-right text-[11px] text-faint tabular-nums">{formatBytes(m.bytes)}</span>
+                <span className="truncate font-mono text-[11.5px] text-muted max-md:hidden">{preview(m.data)}</span>
+                <span className="text-right text-[11px] text-faint tabular-nums max-md:hidden">{formatBytes(m.bytes)}</span>
               </button>
             );
           })}

@@ -52,7 +52,7 @@ export function MonitorPanel({
 
   return (
     <div className="flex min-h-0 flex-1 flex-col">
-      <div className="grid grid-cols-2 gap-2 border-b border-line p-3 md:grid-cols-4" data-testid="monitor-counters">
+      <div className="grid grid-cols-4 gap-2 border-b border-line p-3" data-testid="monitor-counters">
         <Counter label="Total" value={monitor.counters.total} hint={formatBytes(monitor.counters.bytes)} testId="total" />
         <Counter label="Inbound" value={monitor.counters.inbound} tone="text-ok" testId="inbound" />
         <Counter label="Outbound" value={monitor.counters.outbound} tone="text-accent" testId="outbound" />
@@ -133,17 +133,17 @@ export function MonitorPanel({
 
 function Counter({ label, value, tone, hint, testId }: { label: string; value: number; tone?: string; hint?: string; testId: string }) {
   return (
-    <div className="rounded-lg border border-line bg-surface px-3 py-2">
-      <div className="flex items-baseline justify-between text-[11.5px] text-muted">
-        {label}
-        {hint ? <span className="text-[11px] text-faint">{hint}</span> : null}
-      </div>
-      <div
-        className={cn('mt-0.5 text-lg font-semibold tabular-nums', value ? (tone ?? 'text-fg') : 'text-faint')}
-        data-testid={`counter-${testId}`}
-        data-value={value}
-      >
-        {formatCount(value)}
+    <div className="min-w-0 rounded-lg border border-line bg-surface px-3 py-2 max-sm:px-2">
+      <div className="truncate text-[11.5px] text-muted">{label}</div>
+      <div className="mt-0.5 flex items-baseline gap-1.5">
+        <span
+          className={cn('text-lg font-semibold tabular-nums', value ? (tone ?? 'text-fg') : 'text-faint')}
+          data-testid={`counter-${testId}`}
+          data-value={value}
+        >
+          {formatCount(value)}
+        </span>
+        {hint ? <span className="truncate text-[11px] text-faint max-sm:hidden">{hint}</span> : null}
       </div>
     </div>
   );

@@ -38,7 +38,7 @@ export function StreamItems({ stream, group }: { stream: string | undefined; gro
           {stream} <span className="text-faint">/</span> {group}
         </span>
         <span className="text-[12px] text-faint" data-testid="stream-items-count">
-          {items.data ? `${list.length} items` : ''}
+          {items.data ? `${list.length} ${list.length === 1 ? 'item' : 'items'}` : ''}
         </span>
         <form
           className="ml-auto flex items-center gap-1"

@@ -50,8 +50,11 @@ export function StreamsPage() {
           </>
         }
       />
-      <div className="grid min-h-0 flex-1 lg:grid-cols-[minmax(320px,380px)_minmax(0,1fr)]">
-        <section aria-label="Streams" className="min-h-0 overflow-y-auto border-r border-line bg-surface max-lg:max-h-72">
+      <div className="flex min-h-0 flex-1 flex-col xl:grid xl:grid-cols-[minmax(320px,380px)_minmax(0,1fr)]">
+        <section
+          aria-label="Streams"
+          className="min-h-0 shrink-0 overflow-y-auto border-line bg-surface max-xl:max-h-56 max-xl:border-b xl:border-r"
+        >
           <StreamList
             rows={rows}
             hiddenSystem={hiddenSystem}
@@ -67,7 +70,7 @@ export function StreamsPage() {
             }}
           />
         </section>
-        <section aria-label="Stream detail" className="flex min-h-0 min-w-0 flex-col">
+        <section aria-label="Stream detail" className="flex min-h-0 min-w-0 flex-1 flex-col">
           <SectionTabs
             label="Stream views"
             value={view}
