@@ -36,7 +36,13 @@ export async function fetchConsoleConfig(): Promise<ConsoleConfigResult> {
 }
 
 export function useConsoleConfig() {
-  return useQuery({ queryKey: consoleConfigKeys.all, queryFn: fetchConsoleConfig, staleTime: 60_000, retry: 0 });
+  return useQuery({
+    queryKey: consoleConfigKeys.all,
+    queryFn: fetchConsoleConfig,
+    staleTime: 60_000,
+    retry: 0,
+    meta: { source: 'console' },
+  });
 }
 
 /** Whether the Flow page is on (`--enable-flow` / `ENG_ENABLE_FLOW`, seed 2.8). */

@@ -76,6 +76,7 @@ export function useBrowserProbes() {
     queryFn: async () => Promise.all([probeBus(), probeStreams()]),
     refetchInterval: 10_000,
     retry: 0,
+    meta: { source: 'console' },
   });
 }
 
@@ -115,5 +116,6 @@ export function useServerProbes() {
     },
     refetchInterval: 10_000,
     retry: 0,
+    meta: { source: 'console' },
   });
 }

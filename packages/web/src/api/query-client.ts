@@ -10,7 +10,9 @@ const updateListeners = new Set<() => void>();
 
 export const queryClient = new QueryClient({
   queryCache: new QueryCache({
-    onSuccess: () => {
+    onSuccess: (_data, query) => {
+      // only engine data counts: the serving console's own endpoints say nothing about the engine
+      if (query.meta?.source === 'console') return;
       lastUpdateAt = Date.now();
       for (const listener of updateListeners) listener();
     },

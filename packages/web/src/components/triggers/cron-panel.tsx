@@ -41,7 +41,9 @@ export function CronPanel({ triggerId, config, functionId }: { triggerId: string
         <p className="mt-1 text-[11.5px] text-faint">Fields: second minute hour day-of-month month day-of-week [year], evaluated in UTC.</p>
       </div>
       <div>
-        <h4 className="mb-1.5 text-[12px] font-medium text-muted">Next runs <span className="font-normal text-faint">(your local time)</span></h4>
+        <h4 className="mb-1.5 text-[12px] font-medium text-muted">
+          Next runs <span className="font-normal text-faint">(your local time)</span>
+        </h4>
         {next.isError ? (
           <ErrorNote title="The engine could not compute the next runs" error={next.error} />
         ) : (
