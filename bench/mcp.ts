@@ -4,7 +4,7 @@
  * run against the same engine and worker. Rounds alternate the three paths; figures are medians
  * of the rounds. Budget (ARCHITECTURE.md): ≤ 1.3× the direct call's latency.
  *
- *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200] [--paths direct,recheck,stdio,http]
+ *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200] [--paths direct,recheck,stdio,httptrigger,http]
  *
  * What each path does per call:
  * - direct: caller → engine → worker → engine → caller (one bus round trip to the worker).
@@ -13,6 +13,8 @@
  * - http:   MCP client → HTTP → eng-http → eng-mcp (one bus hop) → the re-check → the call → back.
  * - recheck (for reference): the caller itself doing what eng-mcp asks of the engine per call, the
  *   re-check then the call, i.e. the floor any MCP path has to stand on.
+ * - httptrigger (for reference): fetch → eng-http → the same worker, the floor of the HTTP path's
+ *   first hop.
  */
 
 import { spawn } from 'node:child_process';
@@ -29,7 +31,7 @@ for (let i = 2; i < process.argv.length; i += 2) args.set((process.argv[i] as st
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const CALLS = Number(args.get('calls') ?? 1000);
 const WARMUP = Number(args.get('warmup') ?? 200);
-const ONLY = (args.get('paths') ?? 'direct,recheck,stdio,http').split(',');
+const ONLY = (args.get('paths') ?? 'direct,recheck,stdio,httptrigger,http').split(',');
 const BUDGET = 1.3;
 const MCP_BIN = resolve(REPO_ROOT, 'packages/mcp/bin/eng-mcp.js');
 const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
@@ -59,6 +61,9 @@ worker.registerFunction('bench::echo', (input) => input, {
   request_format: { type: 'object', properties: { order_id: { type: 'string' } } },
   metadata: { 'mcp.expose': true },
 });
+// reference for the HTTP path: a plain HTTP trigger answered by the same worker
+worker.registerFunction('bench::http_echo', (req: { body?: unknown }) => ({ status_code: 200, body: req.body }));
+worker.registerTrigger({ type: 'http', function_id: 'bench::http_echo', config: { api_path: 'bench/echo', http_method: 'POST' } });
 await worker.ready();
 const caller = connect(engine.busUrl, { name: 'bench-caller', logger: quiet });
 await caller.ready();
@@ -88,6 +93,7 @@ async function httpMcpClient(): Promise<Client> {
 // round keeps that client-side bookkeeping out of the figures (and out of the warnings)
 let http = await httpMcpClient();
 
+const triggerUrl = `${(engine.addresses.http as { url: string }).url}/bench/echo`;
 const paths: Record<string, Call> = {
   direct: () => caller.call('bench::echo', PAYLOAD),
   // what eng-mcp itself asks of the engine per call: the fresh re-check, then the call
@@ -96,6 +102,8 @@ const paths: Record<string, Call> = {
     return caller.call('bench::echo', PAYLOAD);
   },
   stdio: () => stdio.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
+  httptrigger: async () =>
+    (await fetch(triggerUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(PAYLOAD) })).json(),
   http: () => http.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
 };
 // sanity: every path really reaches the function
@@ -105,7 +113,7 @@ for (const [name, call] of Object.entries(paths)) {
     throw new Error(`${name} path failed: ${JSON.stringify(result)}`);
 }
 
-const results: Record<string, Array<{ p50: number; p99: number }>> = { direct: [], recheck: [], stdio: [], http: [] };
+const results: Record<string, Array<{ p50: number; p99: number }>> = { direct: [], recheck: [], stdio: [], httptrigger: [], http: [] };
 for (let round = 1; round <= ROUNDS; round++) {
   process.stderr.write(`round ${round}/${ROUNDS}:`);
   if (round > 1) {
@@ -129,9 +137,10 @@ const LABELS: Record<string, string> = {
   direct: '@eng/sdk call (baseline)',
   recheck: '@eng/sdk functions::info + call',
   stdio: 'MCP tools/call over stdio',
+  httptrigger: 'fetch → http trigger → same worker',
   http: 'MCP tools/call over http',
 };
-const rows = ['direct', 'recheck', 'stdio', 'http']
+const rows = ['direct', 'recheck', 'stdio', 'httptrigger', 'http']
   .filter((name) => ONLY.includes(name))
   .map((name) => {
     const s = summary(name);
