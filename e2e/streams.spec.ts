@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
+import { ensureBundle, startWorker as startConsoleWorker } from '../packages/console-worker/test/helpers.ts';
 import { call, createOrder, randomTag, reloadInTheme } from './fixtures/engine-client.ts';
 import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
 
@@ -108,6 +109,22 @@ test('without /ws/streams the monitor falls back to stream triggers bound from t
   await createOrder(stack, { sku: `LIGHT-${randomTag()}` });
   await expect(message(page, 'create').first()).toBeVisible();
   await page.screenshot({ path: `${ARTIFACTS}streams-light.png` });
+});
+
+test('served by the console worker (only /ws), the monitor hears stream events through triggers', async ({ page, stack }) => {
+  ensureBundle();
+  const cw = await startConsoleWorker(['--http-port', '0', '--url', stack.engine.busUrl]);
+  try {
+    await gotoPage(page, cw.base, '/streams');
+    await expect(page.getByTestId('monitor-transport')).toHaveAttribute('data-transport', 'triggers');
+    await streamRow(page, 'orders', 'live').getByTestId('stream-subscribe').click();
+    await expect(message(page, 'bind')).toHaveCount(1);
+    await page.waitForTimeout(300); // the binding reaches the engine
+    const order = await createOrder(stack, { sku: `CW-${randomTag()}` });
+    await expect(message(page, 'create', order.id)).toHaveCount(1);
+  } finally {
+    await cw.stop();
+  }
 });
 
 test('stored items of a group, lookup by id, and system streams behind the toggle', async ({ page, consoleUrl, stack }) => {
