@@ -272,7 +272,7 @@ test('100,000 log lines render and scroll (figures in e2e/artifacts/logs-perf.js
   };
   const figures = {
     lines: await total(page),
-    load_average_1m: Math.round(loadavg()[0] * 10) / 10,
+    load_average_1m: Math.round((loadavg()[0] ?? 0) * 10) / 10,
     seed_ms: seedMs,
     first_rows_ms_since_navigation: Math.round(firstRowsMs),
     jump_to_middle_ms: Math.round(jumpMiddleMs),
