@@ -327,7 +327,7 @@ test('Clear asks first, deletes on the engine, and a reload shows none', async (
   await page.screenshot({ path: `${ARTIFACTS}logs-empty-light.png` });
 });
 
-test('an engine that keeps no logs says what to turn on', async ({ page }) => {
+test('an engine without logs, state or queues says what to turn on', async ({ page }) => {
   const engine = await startEngine({
     workersYaml: [
       '  - name: eng-http',
@@ -352,6 +352,12 @@ test('an engine that keeps no logs says what to turn on', async ({ page }) => {
     await expect(page.getByText('Logs are off on this engine')).toBeVisible();
     await expect(page.getByText(/logs_enabled: true/)).toBeVisible();
     await page.screenshot({ path: `${ARTIFACTS}logs-disabled-dark.png` });
+    // the same engine runs neither eng-state nor eng-queue
+    await gotoPage(page, console_.url, '/states');
+    await expect(page.getByText('No state store')).toBeVisible();
+    await expect(page.getByText(/Add eng-state to its config.yaml/)).toBeVisible();
+    await gotoPage(page, console_.url, '/queues');
+    await expect(page.getByText('No queue module')).toBeVisible();
   } finally {
     await console_.stop();
     await engine.stop();

@@ -24,6 +24,13 @@ export function TopicList({
   selected: string | undefined;
   onSelect: (name: string, deadLetters?: boolean) => void;
 }) {
+  if ((error as { code?: string } | null)?.code === 'function_not_found') {
+    return (
+      <EmptyState icon={Inbox} title="No queue module" compact>
+        This engine runs without durable queues. Add <code className="text-fg">eng-queue</code> to its config.yaml.
+      </EmptyState>
+    );
+  }
   if (error) return <ErrorNote title="Could not list the queues" error={error} className="m-4" />;
   if (loading) {
     return (

@@ -44,7 +44,13 @@ export function GroupList({
         />
       </div>
       <div className="min-h-0 flex-1 overflow-y-auto px-2 pb-3" data-testid="state-groups">
-        {error ? <ErrorNote title="Could not list the groups" error={error} className="mx-1" /> : null}
+        {error && (error as { code?: string }).code === 'function_not_found' ? (
+          <EmptyState icon={Database} title="No state store" compact>
+            This engine runs without the state module. Add <code className="text-fg">eng-state</code> to its config.yaml.
+          </EmptyState>
+        ) : error ? (
+          <ErrorNote title="Could not list the groups" error={error} className="mx-1" />
+        ) : null}
         {loading ? (
           <div className="flex items-center gap-2 px-2 py-3 text-[13px] text-muted">
             <Spinner /> Loading groups…

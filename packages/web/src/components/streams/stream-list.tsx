@@ -42,6 +42,13 @@ export function StreamList({
   onSelect: (row: StreamRow) => void;
   onToggleSubscription: (row: StreamRow) => void;
 }) {
+  if ((error as { code?: string } | null)?.code === 'function_not_found') {
+    return (
+      <EmptyState icon={Radio} title="No stream module" compact>
+        This engine runs without streams. Add <code className="text-fg">eng-stream</code> to its config.yaml.
+      </EmptyState>
+    );
+  }
   if (error) return <ErrorNote title="Could not list the streams" error={error} className="m-4" />;
   if (loading) {
     return (
