@@ -127,6 +127,26 @@ test('filters narrow the list and live in the URL: severity, search, time range,
   await expectTotal(page, 15);
 });
 
+test('live tail shows new lines at the top by itself; Pause holds them until resumed', async ({ page, consoleUrl, stack }) => {
+  const service = `e2e-tail-${randomTag()}`;
+  await postOtlp(stack, '/v1/logs', otlpLogs([{ service, severity: 'INFO', body: 'tail line 1', timeMs: Date.now() }]));
+  await gotoPage(page, consoleUrl, `/logs?service=${service}`);
+  await expectTotal(page, 1);
+  await postOtlp(stack, '/v1/logs', otlpLogs([{ service, severity: 'INFO', body: 'tail line 2', timeMs: Date.now() }]));
+  await expect(page.getByTestId('log-row').first()).toContainText('tail line 2');
+  await expectTotal(page, 2);
+
+  await page.getByTestId('logs-live').click();
+  await expect(page.getByTestId('logs-live')).toHaveText('Paused');
+  await postOtlp(stack, '/v1/logs', otlpLogs([{ service, severity: 'WARN', body: 'tail line 3', timeMs: Date.now() }]));
+  await page.waitForTimeout(3000); // two tail periods
+  await expectTotal(page, 2);
+  await expect(page.getByTestId('log-row').first()).toContainText('tail line 2');
+  await page.getByTestId('logs-live').click();
+  await expect(page.getByTestId('log-row').first()).toContainText('tail line 3');
+  await expectTotal(page, 3);
+});
+
 test("a log's trace id opens its trace; a row expands to its full JSON", async ({ page, consoleUrl, stack }) => {
   const traceId = hex(16);
   const spanId = hex(8);
