@@ -39,6 +39,7 @@ export class StdioTransport implements Transport {
   private buffer = '';
   private skippingLongLine = false;
   private initializeSeen = false;
+  private initializeId?: RequestId;
   private closed = false;
   private readonly batches: PendingBatch[] = [];
   /** Requests handed to the server and not answered yet: stdin closing lets them finish first. */
@@ -144,6 +145,7 @@ export class StdioTransport implements Transport {
     if (message.method === 'initialize') {
       if (this.initializeSeen) return errorMessage(message.id, INVALID_REQUEST, 'Invalid Request: Server already initialized');
       this.initializeSeen = true;
+      this.initializeId = message.id;
       return undefined;
     }
     if (!this.initializeSeen && message.method !== 'ping') {
@@ -194,6 +196,8 @@ export class StdioTransport implements Transport {
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     if (isResponse(message)) {
       this.settled(message.id);
+      // a refused initialize (bad params) may be sent again
+      if (message.id === this.initializeId && 'error' in message) this.initializeSeen = false;
       const batch = this.batches.find((b) => b.waiting.has(message.id));
       if (batch) {
         batch.waiting.delete(message.id);

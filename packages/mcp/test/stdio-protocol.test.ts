@@ -108,6 +108,9 @@ describe('lifecycle', () => {
     expect((await raw.byId(1)).error).toEqual({ code: -32600, message: 'Invalid Request: Server not initialized (send initialize first)' });
     raw.write(rpc(2, 'ping'));
     expect(await raw.byId(2)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    // an initialize with bad params is refused with -32602 and may be sent again
+    raw.write(rpc('bad-init', 'initialize', { protocolVersion: 42 }));
+    expect((await raw.byId('bad-init')).error.code).toBe(-32602);
     const init = await raw.initialize('2025-06-18');
     expect(init.result.protocolVersion).toBe('2025-06-18');
     expect(init.result.serverInfo.name).toBe('eng-mcp');
