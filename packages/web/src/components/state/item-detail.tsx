@@ -39,7 +39,7 @@ export function ItemDetail({
     >
       <div className="flex items-start gap-2 border-b border-line px-4 py-3">
         <div className="min-w-0 flex-1">
-          <p className="text-[11px] font-semibold tracking-wider text-faint uppercase">{scope}</p>
+          <p className="font-mono text-[11.5px] text-faint">{scope}</p>
           <div className="mt-0.5 flex items-center gap-1">
             <h2 className="font-mono text-[14px] font-semibold break-all text-fg" data-testid="state-detail-key">
               {itemKey}
