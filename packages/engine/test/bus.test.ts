@@ -454,6 +454,27 @@ describe('introspection', () => {
     expect((changed.data as any).event).toBe('functions_changed');
   });
 
+  it('hides bindings of internal functions unless include_internal is set', async () => {
+    const ui = await worker();
+    await register(ui, 'eng.ui::tab1::workers', { metadata: { internal: true } });
+    ui.send({
+      type: 'registertrigger',
+      id: 'ui-bind',
+      trigger_type: 'engine::workers-available',
+      function_id: 'eng.ui::tab1::workers',
+      config: {},
+    });
+    await waitFor(async () =>
+      (await ui.result('engine::registered-triggers::list', { include_internal: true })).registered_triggers.some(
+        (t: any) => t.id === 'ui-bind',
+      ),
+    );
+    const visible = await ui.result('engine::registered-triggers::list', {});
+    expect(visible.registered_triggers.some((t: any) => t.id === 'ui-bind')).toBe(false);
+    const fns = await ui.result('engine::functions::list', {});
+    expect(fns.functions.some((f: any) => f.function_id === 'eng.ui::tab1::workers')).toBe(false);
+  });
+
   it('lists trigger types and their instance counts', async () => {
     const provider = await worker();
     provider.send({ type: 'registertriggertype', id: 'tt.count', description: 'counted' });

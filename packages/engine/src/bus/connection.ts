@@ -101,7 +101,6 @@ export class WorkerConnection implements WorkerPeer {
   }
 
   private onFrame(data: Buffer, isBinary: boolean): void {
-    let decoded: DecodeResult | undefined;
     if (isBinary) {
       const prefix = telemetryPrefix(data);
       if (prefix) {
@@ -109,30 +108,29 @@ export class WorkerConnection implements WorkerPeer {
         if (sink) sink(prefix, data.subarray(4), this.id);
         return;
       }
-      decoded = decodeMessage(data.toString('utf8'));
-    } else {
-      decoded = decodeMessage(data.toString('utf8'));
     }
+    const text = data.toString('utf8');
+    const decoded: DecodeResult | undefined = decodeMessage(text);
     if (!decoded) return;
     if (!decoded.ok) {
       this.log.warn(`dropped frame from worker ${this.id}: ${decoded.reason}`);
       return;
     }
     try {
-      this.handle(decoded.message, data);
+      this.handle(decoded.message, text);
     } catch (err) {
       this.log.error(`failed to handle ${decoded.message.type} from worker ${this.id}`, { error: (err as Error).message });
     }
   }
 
-  private handle(message: Message, raw: Buffer): void {
+  private handle(message: Message, raw: string): void {
     const core = this.core;
     switch (message.type) {
       case 'invokefunction':
         this.onInvoke(message);
         return;
       case 'invocationresult': {
-        const rawFrame = { frame: raw.toString('utf8'), invocationId: message.invocation_id };
+        const rawFrame = { frame: raw, invocationId: message.invocation_id };
         const outcome = message.error
           ? { ok: false as const, error: message.error, rawFrame }
           : {

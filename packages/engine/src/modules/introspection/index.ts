@@ -171,11 +171,18 @@ export class Introspection {
     };
   }
 
+  /** Bindings of engine built-ins and of functions marked `internal: true` (the UI's own listeners). */
+  private isInternalBinding(binding: TriggerBinding): boolean {
+    if (binding.functionId.startsWith('engine::')) return true;
+    const fn = this.core.functions.get(binding.functionId);
+    return !!fn && isInternalFunction(fn);
+  }
+
   listTriggers(input: z.infer<typeof RegisteredTriggersListInput>): TriggerRecord[] {
     const search = input.search?.toLowerCase();
     const out: TriggerRecord[] = [];
     for (const binding of this.core.bindings.all()) {
-      if (!input.include_internal && binding.functionId.startsWith('engine::')) continue;
+      if (!input.include_internal && this.isInternalBinding(binding)) continue;
       if (input.trigger_type && binding.triggerType !== input.trigger_type) continue;
       if (input.function_id && binding.functionId !== input.function_id) continue;
       const record = this.triggerRecord(binding);
