@@ -409,7 +409,8 @@ describe('pending traces and clearing', () => {
     caller.send({ type: 'invokefunction', invocation_id: crypto.randomUUID(), function_id: 'q::hang', data: {} });
     const invoked = await executor.next((f) => f.type === 'invokefunction');
     expect(invoked.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
-    const [pending] = (await list({ status: 'Pending' })).spans;
+    // a call still running after 50 ms is stored as a Pending snapshot
+    const pending = await waitFor(async () => (await list({ status: 'Pending' })).spans[0]);
     expect(pending).toMatchObject({ name: 'call q::hang', service_name: 'eng', status: 'unset', pending: true });
     // the executor got the pending span's context
     expect(invoked.traceparent).toContain(`${pending?.trace_id}-${pending?.span_id}`);

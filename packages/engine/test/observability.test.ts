@@ -114,13 +114,14 @@ describe('one trace across the HTTP module and two workers', () => {
     expect(ms(root)).toBeGreaterThanOrEqual(ms(a) - 1);
     expect(all.every((s) => s.status === 'ok')).toBe(true);
 
-    const engineSpan = all.find((s) => s.attributes.some(([k, v]) => k === 'function_id' && v === 'chain::a')) as Node;
-    expect(engineSpan.service_name).toBe('eng');
-    expect(Object.fromEntries(engineSpan.attributes)).toMatchObject({
+    // the root is the HTTP module's server span `<METHOD> <route>`, A's direct parent
+    expect(root.name).toBe('GET /chain/:id');
+    expect(a.parent_span_id).toBe(root.span_id);
+    expect(Object.fromEntries(root.attributes)).toMatchObject({
+      'http.request.method': 'GET',
+      'http.route': '/chain/:id',
+      'http.response.status_code': '200',
       function_id: 'chain::a',
-      'faas.invoked_name': 'chain::a',
-      'eng.function.kind': 'user',
-      'eng.worker.id': workerA.workerId,
     });
 
     // the listing row counts the trace's spans

@@ -3,6 +3,7 @@ import type { ChannelManager } from '../../bus/channels.ts';
 import { BusService } from '../../bus/server.ts';
 import type { EngineModule } from '../../core/module.ts';
 import type { TriggerBinding } from '../../core/triggers.ts';
+import type { EngineTracer } from '../observability/tracer.ts';
 import { HTTP_CALL_REQUEST_FORMAT, HTTP_TRIGGER_REQUEST_FORMAT, HttpModuleConfig, HttpTriggerConfig } from './config.ts';
 import type { TriggerRoute } from './pipeline.ts';
 import type { HttpMethod } from './router.ts';
@@ -41,7 +42,12 @@ export function httpModule(): EngineModule<HttpModuleConfig> {
       if (!channels) throw new Error('eng-http needs the worker bus (eng-worker-manager) for its request channels');
       const http = new HttpServer(
         ctx.config,
-        { channels, log: ctx.log, invoke: (id, data, options) => ctx.invoke(id, data, options) },
+        {
+          channels,
+          log: ctx.log,
+          invoke: (id, data, options) => ctx.invoke(id, data, options),
+          tracer: () => ctx.services.get<EngineTracer>('observability.tracer'),
+        },
         ctx.log,
       );
       server = http;

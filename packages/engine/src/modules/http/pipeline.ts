@@ -4,6 +4,7 @@ import type { ChannelManager, ChannelSource } from '../../bus/channels.ts';
 import { evaluateCondition } from '../../core/condition.ts';
 import type { InvokeOptions, InvokeOutcome } from '../../core/invoker.ts';
 import type { Logger } from '../../log.ts';
+import type { EngineTracer } from '../observability/tracer.ts';
 import type { HttpModuleConfig } from './config.ts';
 import { flattenHeaders, hasBody, PayloadTooLargeError, parseJsonBody, parseQuery, readBody } from './request.ts';
 import { newErrorId, sendError, sendJson, sendShaped, shapeResult } from './response.ts';
@@ -29,6 +30,8 @@ export interface PipelineEnv {
   channels: ChannelManager;
   log: Logger;
   invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<InvokeOutcome>;
+  /** The observability module's tracer, when it runs (looked up per request: modules start in any order). */
+  tracer(): EngineTracer | undefined;
 }
 
 /** How long a handler that returned nothing gets to start using its response channel. */
@@ -64,10 +67,26 @@ export async function serveTrigger(
   const method = req.method as string;
   const headers = flattenHeaders(req);
   const query_params = parseQuery(search);
+  // spec §2.6, issue 4: a server span `<METHOD> /<route>` per request, parented on the incoming
+  // traceparent header; everything the request invokes runs under it
+  const span = env.tracer()?.startSpan(`${method} /${pattern}`, {
+    traceparent: headers.traceparent,
+    kind: 'server',
+    attributes: { 'http.request.method': method, 'http.route': `/${pattern}`, 'url.path': req.url ?? '', function_id: route.functionId },
+  });
+  if (span) {
+    res.once('close', () => {
+      const status = res.statusCode;
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) span.end({ error: { code: `HTTP_${status}`, message: `responded ${status}` } });
+      else span.end({ status: res.writableFinished ? 'ok' : 'unset' });
+    });
+  }
+  const trace = { traceparent: span?.traceparent ?? headers.traceparent, baggage: headers.baggage };
 
   for (const functionId of env.globalMiddleware) {
     const input = middlewareInput(match.params, query_params, headers, method);
-    if (!(await runMiddleware(env, res, functionId, input, callOptions(headers, deadline)))) return;
+    if (!(await runMiddleware(env, res, functionId, input, callOptions(trace, deadline)))) return;
   }
 
   let raw = EMPTY;
@@ -102,7 +121,7 @@ export async function serveTrigger(
       env.invoke,
       route.conditionFunctionId,
       { ...payload },
-      { ...callOptions(headers, deadline), metadata: route.metadata },
+      { ...callOptions(trace, deadline), metadata: route.metadata },
     );
     if (!verdict.pass) {
       if (verdict.error) sendFailure(env, res, verdict.error, `condition ${route.conditionFunctionId}`);
@@ -113,7 +132,7 @@ export async function serveTrigger(
 
   for (const functionId of route.middlewareFunctionIds) {
     const input = middlewareInput(match.params, query_params, headers, method);
-    if (!(await runMiddleware(env, res, functionId, input, callOptions(headers, deadline)))) return;
+    if (!(await runMiddleware(env, res, functionId, input, callOptions(trace, deadline)))) return;
   }
   if (res.destroyed) return;
 
@@ -137,7 +156,7 @@ export async function serveTrigger(
   payload.request_body = requestBody.reader;
   payload.response = response.writer;
 
-  const invokeOptions = callOptions(headers, deadline);
+  const invokeOptions = callOptions(trace, deadline);
   if (route.metadata) invokeOptions.metadata = route.metadata;
   const outcome = await env.invoke(route.functionId, payload, invokeOptions);
   if (channel.state !== 'pending' || res.writableEnded) {
@@ -167,10 +186,10 @@ function remaining(deadline: number): number {
 }
 
 /** Options of an engine-originated call: what is left of the deadline, and the caller's trace context (§2.6). */
-function callOptions(headers: Record<string, string>, deadline: number): InvokeOptions {
+function callOptions(trace: { traceparent?: string; baggage?: string }, deadline: number): InvokeOptions {
   const options: InvokeOptions = { timeoutMs: remaining(deadline) };
-  if (headers.traceparent) options.traceparent = headers.traceparent;
-  if (headers.baggage) options.baggage = headers.baggage;
+  if (trace.traceparent) options.traceparent = trace.traceparent;
+  if (trace.baggage) options.baggage = trace.baggage;
   return options;
 }
 

@@ -112,6 +112,7 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       }
 
       const tracer = new Tracer(config, (span) => collector.addSpan(span));
+      cleanups.push(() => tracer.stop());
       ctx.services.set(ObservabilityService.Tracer, tracer);
 
       const metrics = new EngineMetrics();

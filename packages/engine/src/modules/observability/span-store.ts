@@ -164,7 +164,7 @@ export class SpanStore {
       const old = existing.span;
       if (old.start_time_unix_nano === span.start_time_unix_nano && old.parent_span_id === span.parent_span_id) {
         this.count_(existing.trace, old, -1);
-        this.index(existing.trace, old, false);
+        this.reindex(existing.trace, old, span);
         span.trace_id = existing.trace.traceId;
         existing.span = span;
         const internal = isInternalSpan(span);
@@ -177,7 +177,6 @@ export class SpanStore {
         existing.serviceLc = lowerCase(span.service_name);
         existing.nameLc = lowerCase(span.name);
         this.count_(existing.trace, span, 1);
-        this.index(existing.trace, span, true);
         return existing;
       }
       // moved in time or re-parented: re-index from scratch, in the same ring slot
@@ -234,6 +233,43 @@ export class SpanStore {
     this.byName[op](lowerCase(span.name), trace);
     for (const [key, value] of span.attributes) {
       if (value.length <= MAX_INDEXED_VALUE) this.byAttribute[op](key, value, trace);
+    }
+  }
+
+  /**
+   * Move a span's index entries from `old` to `next` (a Pending snapshot that ended). Only what
+   * changed is touched: the ended span usually keeps the snapshot's attributes and adds a few.
+   */
+  private reindex(trace: TraceRec, old: StoredSpan, next: StoredSpan): void {
+    const oldService = lowerCase(old.service_name);
+    const nextService = lowerCase(next.service_name);
+    if (oldService !== nextService) {
+      this.byService.remove(oldService, trace);
+      this.byService.add(nextService, trace);
+    }
+    const oldName = lowerCase(old.name);
+    const nextName = lowerCase(next.name);
+    if (oldName !== nextName) {
+      this.byName.remove(oldName, trace);
+      this.byName.add(nextName, trace);
+    }
+    const a = old.attributes;
+    const b = next.attributes;
+    let common = 0;
+    while (
+      common < a.length &&
+      common < b.length &&
+      (a[common] as [string, string])[0] === (b[common] as [string, string])[0] &&
+      (a[common] as [string, string])[1] === (b[common] as [string, string])[1]
+    )
+      common++;
+    for (let i = common; i < a.length; i++) {
+      const [key, value] = a[i] as [string, string];
+      if (value.length <= MAX_INDEXED_VALUE) this.byAttribute.remove(key, value, trace);
+    }
+    for (let i = common; i < b.length; i++) {
+      const [key, value] = b[i] as [string, string];
+      if (value.length <= MAX_INDEXED_VALUE) this.byAttribute.add(key, value, trace);
     }
   }
 

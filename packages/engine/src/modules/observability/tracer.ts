@@ -128,18 +128,57 @@ export class Sampler {
   }
 }
 
+/** A span still open this long gets its Pending snapshot stored; faster ones are stored once, ended. */
+export const PENDING_AFTER_MS = 50;
+
 /**
- * Opens engine spans and writes them to `record` (the collector): once at start as a Pending
- * snapshot (`pending: true`, end 0, §4.3 [0.22.1] live spans) and again when they end.
+ * Opens engine spans and writes them to `record` (the collector) when they end. A span that is
+ * still open after PENDING_AFTER_MS is also stored as a Pending snapshot (`pending: true`, end 0,
+ * §4.3 [0.22.1] live spans), replaced when it ends. Most calls end well before that, so they cost
+ * one store write instead of two.
  */
 export class Tracer implements EngineTracer {
   readonly sampler: Sampler;
+  private readonly open = new Set<RecordingSpan>();
+  private sweeper?: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly config: ObservabilityConfig,
     private readonly record: (span: StoredSpan) => void,
   ) {
     this.sampler = new Sampler(config);
+  }
+
+  /** Store Pending snapshots of spans open longer than PENDING_AFTER_MS. */
+  private snapshotOpenSpans(): void {
+    const cutoff = Date.now() - PENDING_AFTER_MS;
+    for (const span of this.open) {
+      if (span.startedAtMs > cutoff) continue;
+      this.open.delete(span);
+      span.snapshot();
+    }
+    if (this.open.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+
+  private track(span: RecordingSpan): void {
+    this.open.add(span);
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.snapshotOpenSpans(), PENDING_AFTER_MS / 2);
+      this.sweeper.unref();
+    }
+  }
+
+  private untrack(span: RecordingSpan): void {
+    this.open.delete(span);
+  }
+
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    this.open.clear();
   }
 
   startSpan(name: string, options: StartSpanOptions = {}): EngineSpan {
@@ -169,7 +208,9 @@ export class Tracer implements EngineTracer {
       instrumentation_scope_name: 'eng-engine',
       flags: 1,
     };
-    return new RecordingSpan(span, traceparent, this.record, this.config.live_spans);
+    const recording = new RecordingSpan(span, traceparent, this.record, (done) => this.untrack(done));
+    if (this.config.live_spans) this.track(recording);
+    return recording;
   }
 
   endSpan(span: EngineSpan, options?: EndSpanOptions): void {
@@ -191,15 +232,19 @@ class UnsampledSpan implements EngineSpan {
 
 class RecordingSpan implements EngineSpan {
   readonly sampled = true;
+  readonly startedAtMs = Date.now();
   private ended = false;
 
   constructor(
     private readonly span: StoredSpan,
     readonly traceparent: string,
     private readonly record: (span: StoredSpan) => void,
-    live: boolean,
-  ) {
-    if (live) record({ ...span, attributes: [...span.attributes], pending: true });
+    private readonly onEnd: (span: RecordingSpan) => void,
+  ) {}
+
+  /** Store the in-progress state (called by the tracer for spans that run long enough to be seen). */
+  snapshot(): void {
+    if (!this.ended) this.record({ ...this.span, attributes: [...this.span.attributes], events: [...this.span.events], pending: true });
   }
 
   get traceId(): string {
@@ -220,6 +265,7 @@ class RecordingSpan implements EngineSpan {
   end(options: EndSpanOptions = {}): void {
     if (this.ended) return;
     this.ended = true;
+    this.onEnd(this);
     const span = this.span;
     span.end_time_unix_nano = Math.max(nowNs(), span.start_time_unix_nano);
     toPairs(options.attributes, span.attributes);
