@@ -272,16 +272,21 @@ export class SdkTracer {
   }
 }
 
-/** A payload as a short JSON string for span events (secrets-looking keys redacted). */
+const SECRET_VALUE = /("[^"]*(?:pass(?:word)?|secret|token|api[_-]?key|authorization|cookie)[^"]*"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
+
+/**
+ * A payload as a short JSON string for span events, string values under secret-looking keys
+ * redacted. One plain `JSON.stringify` and one regex pass: a replacer function was a visible
+ * share of a worker's CPU per call.
+ */
 export function payloadPreview(value: unknown, limit = 2048): string {
   let text: string;
   try {
-    text =
-      JSON.stringify(value, (key, v) =>
-        /pass(word)?|secret|token|api[_-]?key|authorization/i.test(key) && typeof v === 'string' ? '[redacted]' : v,
-      ) ?? 'undefined';
+    text = JSON.stringify(value) ?? 'undefined';
   } catch {
     text = '[unserialisable]';
   }
+  if (text.length > limit * 4) text = text.slice(0, limit * 4); // bound the regex work on huge payloads
+  text = text.replace(SECRET_VALUE, '$1"[redacted]"');
   return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }

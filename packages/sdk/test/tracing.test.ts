@@ -115,3 +115,12 @@ describe('@eng/sdk tracing', () => {
     expect(spans.filter((s) => s.name === 'execute trace::off')).toEqual([]);
   });
 });
+
+describe('payload previews', () => {
+  it('redact string values under secret-looking keys and stay short', async () => {
+    const { payloadPreview } = await import('../src/tracing.ts');
+    const text = payloadPreview({ headers: { authorization: 'Bearer abc', 'x-api-key': 'k"q', host: 'h' }, password: 'p', n: 1 });
+    expect(text).toBe('{"headers":{"authorization":"[redacted]","x-api-key":"[redacted]","host":"h"},"password":"[redacted]","n":1}');
+    expect(payloadPreview({ big: 'x'.repeat(10_000) }).length).toBeLessThanOrEqual(2049);
+  });
+});
