@@ -1,0 +1,155 @@
+/**
+ * bench/proxy — a function call made by a browser-style client (the `ws` package speaking the wire
+ * protocol) through the console worker's `/ws` proxy, against the same client connected to the
+ * engine directly, in the same run and against the same engine and executing worker. Budget
+ * (ARCHITECTURE.md): ≤ 1.15× latency.
+ *
+ *   node --import tsx bench/proxy.ts [--rounds 3] [--seq 3000] [--seconds 3]
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { ensureEmbeddedBundle } from '../packages/console-worker/scripts/build-bundle.ts';
+import { ENG_CLI } from '../test/harness.ts';
+import { fmt, median, percentile, spawnTs, stopChild, table } from './lib.ts';
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const ROUNDS = Number(args.get('rounds') ?? 3);
+const SEQ = Number(args.get('seq') ?? 3000);
+const SECONDS = Number(args.get('seconds') ?? 3);
+const IN_FLIGHT = 100;
+const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
+
+interface Figures {
+  p50: number;
+  p99: number;
+  rps: number;
+}
+
+function open(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+/** The executing worker, connected to the engine directly in both cases: echoes `data`. */
+async function startEchoWorker(url: string): Promise<WebSocket> {
+  const ws = await open(url);
+  ws.on('message', (raw) => {
+    const frame = JSON.parse(raw.toString());
+    if (frame.type !== 'invokefunction') return;
+    ws.send(
+      JSON.stringify({ type: 'invocationresult', invocation_id: frame.invocation_id, function_id: frame.function_id, result: frame.data }),
+    );
+  });
+  ws.send(JSON.stringify({ type: 'registerfunction', id: 'bench::echo' }));
+  await new Promise((r) => setTimeout(r, 100));
+  return ws;
+}
+
+/** The browser side: invokes `bench::echo` and times each result. */
+class BrowserCaller {
+  private readonly pending = new Map<string, (t: number) => void>();
+  constructor(private readonly ws: WebSocket) {
+    ws.on('message', (raw) => {
+      const frame = JSON.parse(raw.toString());
+      if (frame.type !== 'invocationresult') return;
+      const done = this.pending.get(frame.invocation_id);
+      if (done) {
+        this.pending.delete(frame.invocation_id);
+        done(performance.now());
+      }
+    });
+  }
+  call(): Promise<number> {
+    const id = randomUUID();
+    const started = performance.now();
+    return new Promise((resolve) => {
+      this.pending.set(id, (t) => resolve(t - started));
+      this.ws.send(JSON.stringify({ type: 'invokefunction', invocation_id: id, function_id: 'bench::echo', data: PAYLOAD }));
+    });
+  }
+}
+
+async function measure(url: string): Promise<Figures> {
+  const ws = await open(url);
+  const caller = new BrowserCaller(ws);
+  for (let i = 0; i < 500; i++) await caller.call(); // warm-up
+  const latencies: number[] = [];
+  for (let i = 0; i < SEQ; i++) latencies.push(await caller.call());
+  latencies.sort((a, b) => a - b);
+  let completed = 0;
+  const started = performance.now();
+  const deadline = started + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (performance.now() < deadline) {
+        await caller.call();
+        completed++;
+      }
+    }),
+  );
+  const rps = completed / ((performance.now() - started) / 1000);
+  ws.close();
+  return { p50: percentile(latencies, 50) * 1000, p99: percentile(latencies, 99) * 1000, rps };
+}
+
+ensureEmbeddedBundle({
+  env: { ...process.env, SKIP_WEB_BUILD: process.env.SKIP_WEB_BUILD ?? '1' },
+  log: (l) => process.stderr.write(`${l}\n`),
+});
+const dir = mkdtempSync(join(tmpdir(), 'eng-bench-proxy-'));
+const config = join(dir, 'config.yaml');
+writeFileSync(config, 'workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n');
+const engineProc = await spawnTs(ENG_CLI, ['start', '-c', config, '--data-dir', join(dir, 'data')], /eng: ready (.*)\n/);
+const busUrl = (JSON.parse(engineProc.match[1] as string) as { bus: { url: string } }).bus.url;
+const consoleProc = await spawnTs(
+  'packages/console-worker/src/main.ts',
+  ['--http-port', '0', '--url', busUrl],
+  /eng-console-worker: ready (.*)\n/,
+  { SKIP_WEB_BUILD: '1' },
+);
+const proxyUrl = `${(JSON.parse(consoleProc.match[1] as string) as { url: string }).url.replace(/^http/, 'ws')}ws`;
+const echo = await startEchoWorker(busUrl);
+
+const direct: Figures[] = [];
+const proxied: Figures[] = [];
+try {
+  for (let round = 1; round <= ROUNDS; round++) {
+    process.stderr.write(`round ${round}/${ROUNDS}: direct… `);
+    direct.push(await measure(busUrl));
+    process.stderr.write('through /ws… ');
+    proxied.push(await measure(proxyUrl));
+    process.stderr.write('done\n');
+  }
+} finally {
+  echo.close();
+  await stopChild(consoleProc.child);
+  await stopChild(engineProc.child);
+}
+
+const summary = (xs: Figures[]): Figures => ({
+  p50: median(xs.map((x) => x.p50)),
+  p99: median(xs.map((x) => x.p99)),
+  rps: median(xs.map((x) => x.rps)),
+});
+const d = summary(direct);
+const p = summary(proxied);
+const latencyRatio = p.p50 / d.p50;
+console.log(
+  `\nbench/proxy — browser-style client → engine → worker and back (medians of ${ROUNDS} rounds; ${SEQ} sequential calls, ${IN_FLIGHT} in flight for ${SECONDS}s)\n`,
+);
+console.log(
+  table([
+    { client: 'direct to the engine bus (baseline)', 'p50 µs': fmt(d.p50), 'p99 µs': fmt(d.p99), 'calls/s @100': fmt(d.rps, 0) },
+    { client: 'through the console worker /ws', 'p50 µs': fmt(p.p50), 'p99 µs': fmt(p.p99), 'calls/s @100': fmt(p.rps, 0) },
+  ]),
+);
+console.log(`\nlatency ratio (proxy/direct, p50): ${fmt(latencyRatio, 2)}×   budget ≤ 1.15× ${latencyRatio <= 1.15 ? 'OK' : 'OVER'}`);
+console.log(`latency ratio (proxy/direct, p99): ${fmt(p.p99 / d.p99, 2)}×`);
+console.log(`throughput ratio (proxy/direct):   ${fmt((p.rps / d.rps) * 100, 0)}%`);
