@@ -17,14 +17,22 @@ import type { EmbeddedFile } from '../src/embedded-types.ts';
  */
 export const PACKAGE_DIR = resolve(import.meta.dirname, '..');
 export const GENERATED_FILE = join(PACKAGE_DIR, 'src/generated/bundle.gen.ts');
-const INDEX = join(DIST_DIR, 'index.html');
-const LOCK = join(WEB_DIR, '.build-lock'); // shared with @eng/web's ensureWebBuild: one UI build at a time
+
+/** Where the UI is built and where the module goes (tests point these at temporary folders). */
+export interface BundlePaths {
+  webDir: string;
+  distDir: string;
+  generatedFile: string;
+}
+
+export const DEFAULT_PATHS: BundlePaths = { webDir: WEB_DIR, distDir: DIST_DIR, generatedFile: GENERATED_FILE };
 const COMPRESSIBLE = /^(text\/|application\/json|image\/svg\+xml)/;
 
 export interface EnsureBundleOptions {
   /** Rebuild the UI and regenerate the module even when both look fresh. */
   force?: boolean;
   env?: NodeJS.ProcessEnv;
+  paths?: BundlePaths;
   log?: (line: string) => void;
 }
 
@@ -46,39 +54,42 @@ function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-function withBuildLock<T>(fn: () => T): T {
+/** One UI build at a time; the lock directory is the one @eng/web's ensureWebBuild uses. */
+function withBuildLock<T>(webDir: string, fn: () => T): T {
+  const lock = join(webDir, '.build-lock');
   const deadline = Date.now() + 180_000;
   for (;;) {
     try {
-      mkdirSync(LOCK);
+      mkdirSync(lock);
       break;
     } catch {
       try {
-        if (Date.now() - statSync(LOCK).mtimeMs > 180_000) rmSync(LOCK, { recursive: true, force: true }); // a dead builder's lock
+        if (Date.now() - statSync(lock).mtimeMs > 180_000) rmSync(lock, { recursive: true, force: true }); // a dead builder's lock
       } catch {
         // the lock went away meanwhile
       }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for another UI build (lock ${LOCK})`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for another UI build (lock ${lock})`);
       sleep(250);
     }
   }
   try {
     return fn();
   } finally {
-    rmSync(LOCK, { recursive: true, force: true });
+    rmSync(lock, { recursive: true, force: true });
   }
 }
 
 /** `<PNPM or npm> run build` in packages/web. */
-function buildWeb(env: NodeJS.ProcessEnv, log: (line: string) => void, reason: string): void {
+function buildWeb(paths: BundlePaths, env: NodeJS.ProcessEnv, log: (line: string) => void, reason: string): void {
   const manager = env.PNPM?.trim() || 'npm';
-  withBuildLock(() => {
+  const index = join(paths.distDir, 'index.html');
+  withBuildLock(paths.webDir, () => {
     // another process may have built it while we waited for the lock
-    if (reason !== 'forced' && !bundleState().stale) return;
-    log(`building the console UI with \`${manager} run build\` in ${WEB_DIR} (${reason}) …`);
+    if (reason !== 'forced' && !webIsStale(paths)) return;
+    log(`building the console UI with \`${manager} run build\` in ${paths.webDir} (${reason}) …`);
     const started = Date.now();
     const result = spawnSync(manager, ['run', 'build'], {
-      cwd: WEB_DIR,
+      cwd: paths.webDir,
       encoding: 'utf8',
       env: { ...env, NODE_ENV: 'production' },
       maxBuffer: 64 * 1024 * 1024,
@@ -92,9 +103,9 @@ function buildWeb(env: NodeJS.ProcessEnv, log: (line: string) => void, reason: s
       );
     }
     if (result.status !== 0) {
-      throw new Error(`"${manager} run build" in ${WEB_DIR} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+      throw new Error(`"${manager} run build" in ${paths.webDir} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
     }
-    if (!existsSync(INDEX)) throw new Error(`"${manager} run build" succeeded but ${INDEX} is missing`);
+    if (!existsSync(index)) throw new Error(`"${manager} run build" succeeded but ${index} is missing`);
     log(`console UI built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 }
@@ -161,10 +172,10 @@ export function renderModule(distDir: string = DIST_DIR): { text: string; files:
 }
 
 /** Read dist under the build lock (no Vite run empties it meanwhile); retry if an unlocked build raced us. */
-function renderStable(): ReturnType<typeof renderModule> {
+function renderStable(paths: BundlePaths): ReturnType<typeof renderModule> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return withBuildLock(() => renderModule());
+      return withBuildLock(paths.webDir, () => renderModule(paths.distDir));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw err;
       sleep(1000);
@@ -172,44 +183,53 @@ function renderStable(): ReturnType<typeof renderModule> {
   }
 }
 
-function generate(log: (line: string) => void): void {
-  const { text, files, bytes } = renderStable();
-  mkdirSync(dirname(GENERATED_FILE), { recursive: true });
-  const tmp = `${GENERATED_FILE}.${process.pid}.tmp`;
+function generate(paths: BundlePaths, log: (line: string) => void): void {
+  const { text, files, bytes } = renderStable(paths);
+  const target = paths.generatedFile;
+  mkdirSync(dirname(target), { recursive: true });
+  const tmp = `${target}.${process.pid}.tmp`;
   writeFileSync(tmp, text);
-  renameSync(tmp, GENERATED_FILE); // atomic: a concurrent start never imports half a module
-  log(`embedded ${files} UI files (${(bytes / 1024).toFixed(0)} KiB) into ${relative(process.cwd(), GENERATED_FILE) || GENERATED_FILE}`);
+  renameSync(tmp, target); // atomic: a concurrent start never imports half a module
+  log(`embedded ${files} UI files (${(bytes / 1024).toFixed(0)} KiB) into ${relative(process.cwd(), target) || target}`);
+}
+
+/** The UI sources changed since the last Vite build (@eng/web's own check), or there is no build. */
+function webIsStale(paths: BundlePaths): boolean {
+  if (paths.webDir === WEB_DIR && paths.distDir === DIST_DIR) return bundleState().stale;
+  return !existsSync(join(paths.distDir, 'index.html'));
 }
 
 /** Make sure src/generated/bundle.gen.ts exists and matches the UI sources. */
 export function ensureEmbeddedBundle(options: EnsureBundleOptions = {}): EnsureBundleResult {
   const env = options.env ?? process.env;
+  const paths = options.paths ?? DEFAULT_PATHS;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const result: EnsureBundleResult = { file: GENERATED_FILE, builtWeb: false, generated: false };
-  const haveModule = existsSync(GENERATED_FILE);
+  const index = join(paths.distDir, 'index.html');
+  const result: EnsureBundleResult = { file: paths.generatedFile, builtWeb: false, generated: false };
+  const haveModule = existsSync(paths.generatedFile);
+  const moduleIsOld = () => options.force || !haveModule || mtime(index) > mtime(paths.generatedFile);
 
   if (envFlag(env.SKIP_WEB_BUILD)) {
-    if (!existsSync(INDEX)) {
+    if (!existsSync(index)) {
       if (haveModule) return result;
       throw new Error(
-        `SKIP_WEB_BUILD is set but there is no UI bundle to embed: neither ${GENERATED_FILE} nor ${INDEX} exists. ` +
+        `SKIP_WEB_BUILD is set but there is no UI bundle to embed: neither ${paths.generatedFile} nor ${index} exists. ` +
           'Unset SKIP_WEB_BUILD to build it, or run `npm run build:web` first.',
       );
     }
-    if (options.force || !haveModule || mtime(INDEX) > mtime(GENERATED_FILE)) {
-      generate(log);
+    if (moduleIsOld()) {
+      generate(paths, log);
       result.generated = true;
     }
     return result;
   }
 
-  const state = bundleState();
-  if (options.force || state.stale) {
-    buildWeb(env, log, options.force ? 'forced' : state.exists ? 'sources changed' : 'no bundle yet');
+  if (options.force || webIsStale(paths)) {
+    buildWeb(paths, env, log, options.force ? 'forced' : existsSync(index) ? 'sources changed' : 'no bundle yet');
     result.builtWeb = true;
   }
-  if (options.force || !haveModule || mtime(INDEX) > mtime(GENERATED_FILE)) {
-    generate(log);
+  if (moduleIsOld()) {
+    generate(paths, log);
     result.generated = true;
   }
   return result;
