@@ -57,7 +57,9 @@ test('a POST /orders trace is listed with the seed columns and opens in the wate
   await first.click();
   await expect(detail(page)).toBeVisible();
   await expect(page).toHaveURL(/trace_id=[0-9a-f]{32}/);
-  await expect(page.getByTestId('waterfall-row').first()).toContainText('orders::create');
+  // the root is the HTTP module's server span; the worker's execute span sits under it
+  await expect(page.getByTestId('waterfall-row').first()).toContainText('POST /orders');
+  await expect(page.getByTestId('waterfall-row').filter({ hasText: 'execute orders::create' })).toHaveCount(1);
   expect(await page.getByTestId('waterfall-row').count()).toBe(spanCount);
 });
 
