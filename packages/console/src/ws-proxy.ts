@@ -51,7 +51,13 @@ export function sameOrigin(req: IncomingMessage): boolean {
   const host = req.headers.host;
   if (!host) return false;
   try {
-    return new URL(origin).host.toLowerCase() === host.toLowerCase();
+    const url = new URL(origin);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+    // compare with default ports made explicit: `Host: x:80` and `Origin: http://x` are the same origin
+    const originPort = url.port || (url.protocol === 'https:' ? '443' : '80');
+    const hostUrl = new URL(`${url.protocol}//${host}`);
+    const hostPort = hostUrl.port || (url.protocol === 'https:' ? '443' : '80');
+    return url.hostname.toLowerCase() === hostUrl.hostname.toLowerCase() && originPort === hostPort;
   } catch {
     return false;
   }
