@@ -107,7 +107,10 @@ async function runRelay() {
 async function runEngine() {
   const dir = mkdtempSync(join(tmpdir(), 'eng-bench-'));
   const config = join(dir, 'config.yaml');
-  writeFileSync(config, 'workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n');
+  writeFileSync(
+    config,
+    `workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n${process.env.BENCH_OBS === 'off' ? '  - name: eng-observability\n    config:\n      enabled: false\n' : ''}`,
+  );
   const { child, match } = await spawnTs(ENG_CLI, ['start', '-c', config, '--data-dir', join(dir, 'data')], /eng: ready (.*)\n/);
   const url = (JSON.parse(match[1] as string) as { bus: { url: string } }).bus.url;
   const worker = await startWorker(url, true);

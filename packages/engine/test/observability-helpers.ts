@@ -132,7 +132,7 @@ export interface WorkerProcess {
 }
 
 /** Start observability-worker.ts with ROLE and OTEL_SERVICE_NAME; resolves once it is registered. */
-export async function spawnChainWorker(busUrl: string, role: 'a' | 'b' | 'legacy', service: string): Promise<WorkerProcess> {
+export async function spawnChainWorker(busUrl: string, role: 'a' | 'b' | 'b-eng' | 'legacy', service: string): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [...NODE_TS, join(REPO_ROOT, 'packages/engine/test/observability-worker.ts')], {
     cwd: REPO_ROOT,
     env: { ...process.env, ENG_URL: busUrl, ROLE: role, OTEL_SERVICE_NAME: service },

@@ -7,6 +7,7 @@
  *   ROLE=b registers `chain::b` (sleeps 30 ms), `chain::fail` (throws "card declined") and
  *   `chain::slow` (answers after 1.5 s).
  *   ROLE=legacy runs iii-sdk 0.11.6 instead and registers `legacy::hello` (logs, answers).
+ *   ROLE=b-eng serves role b with our @eng/sdk, so one traced chain crosses both SDKs.
  * Prints `{"event":"ready","worker_id"}` once registered.
  */
 // 0.22.1 moved the Logger to @iii-dev/helpers (engine-protocol §9 row 11); it shares iii-sdk's OTel setup
@@ -20,6 +21,27 @@ const role = process.env.ROLE ?? 'a';
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
 setTimeout(() => process.exit(2), 5 * 60_000).unref();
+
+if (role === 'b-eng') {
+  const { connect } = await import('@eng/sdk');
+  const eng = connect(url, { name: 'chain-b', tracing: { serviceName: process.env.OTEL_SERVICE_NAME ?? 'svc-b' } });
+  eng.registerFunction('chain::b', async (input: { id: string }, ctx) => {
+    await new Promise((r) => setTimeout(r, 30));
+    ctx.log.warn(`chain b done ${input.id}`);
+    return { from: 'b', id: input.id };
+  });
+  eng.registerFunction('chain::fail', async () => {
+    throw new Error('card declined');
+  });
+  eng.registerFunction('chain::slow', async () => {
+    await new Promise((r) => setTimeout(r, 1500));
+    return { slow: true };
+  });
+  await eng.ready();
+  await eng.call('engine::functions::list', {});
+  process.stdout.write(`${JSON.stringify({ event: 'ready', worker_id: eng.workerId })}\n`);
+  await new Promise(() => undefined); // serve until stdin closes
+}
 
 // only the SDK this role uses is started (each sets up OpenTelemetry for the whole process)
 const sdk = role === 'legacy' ? legacySdk : { registerWorker, Logger };

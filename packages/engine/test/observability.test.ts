@@ -4,7 +4,8 @@ import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.
 import { RawClient } from '../../../test/raw-client.ts';
 import { hex, killAllWorkers, spawnChainWorker, type WorkerProcess } from './observability-helpers.ts';
 
-// spec: engine-protocol §2.6, §4.3, §5.9, §8, §11 item 17 — real engine, real iii-sdk workers.
+// spec: engine-protocol §2.6, §4.3, §5.9, §8, §11 item 17 — real engine; worker A is written with
+// iii-sdk 0.22.1, worker B with @eng/sdk, so one trace crosses both SDKs.
 
 type Span = StoredSpan & Partial<Pick<TraceListSpan, 'span_count' | 'duration_ms'>>;
 type Node = TraceTreeNode;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   httpUrl = (engine.addresses.http as { url: string }).url;
   client = await RawClient.worker(engine.busUrl);
   clients.push(client);
-  [workerA] = await Promise.all([spawnChainWorker(engine.busUrl, 'a', 'svc-a'), spawnChainWorker(engine.busUrl, 'b', 'svc-b')]);
+  [workerA] = await Promise.all([spawnChainWorker(engine.busUrl, 'a', 'svc-a'), spawnChainWorker(engine.busUrl, 'b-eng', 'svc-b')]);
   // the http binding of worker A is in place once the route answers
   await waitFor(async () => (await fetch(`${httpUrl}/chain/warmup`)).status === 200, 10_000);
 }, 60_000);
@@ -85,7 +86,7 @@ describe('one trace across the HTTP module and two workers', () => {
     chainTraceId = await waitFor(async () => {
       const list = await call<{ spans: Span[] }>('engine::traces::list', { search_all_spans: true, name: 'execute chain::b', limit: 1000 });
       const span = list.spans.find((s) =>
-        s.events.some((e) => e.attributes.some(([k, v]) => k === 'iii.payload.json' && v.includes('"id":"42"'))),
+        s.events.some((e) => e.attributes.some(([k, v]) => (k === 'iii.payload.json' || k === 'eng.payload') && v.includes('"id":"42"'))),
       );
       return span?.trace_id;
     }, 10_000);
