@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { redactText } from '@eng/console/redact';
-import { IMMUTABLE, NO_CACHE } from '@eng/console/static-assets';
+import { IMMUTABLE, NO_CACHE, sendAsset } from '@eng/console/static-assets';
 import { createWsProxy, type WsProxy } from '@eng/console/ws-proxy';
 import type { EmbeddedAsset } from './embedded.ts';
 
@@ -75,24 +75,7 @@ function serveAsset(req: IncomingMessage, res: ServerResponse, asset: EmbeddedAs
     etag: asset.etag,
     vary: 'Accept-Encoding',
   };
-  const match = req.headers['if-none-match'];
-  if (match?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
-    res.writeHead(304, headers);
-    res.end();
-    return;
-  }
-  const accept = String(req.headers['accept-encoding'] ?? '');
-  let body = asset.body;
-  if (asset.br && /\bbr\b/.test(accept)) {
-    body = asset.br;
-    headers['content-encoding'] = 'br';
-  } else if (asset.gzip && /\bgzip\b/.test(accept)) {
-    body = asset.gzip;
-    headers['content-encoding'] = 'gzip';
-  }
-  headers['content-length'] = String(body.length);
-  res.writeHead(200, headers);
-  res.end(req.method === 'HEAD' ? undefined : body);
+  sendAsset(req, res, asset, headers);
 }
 
 export async function startHttpServer(options: HttpServerOptions): Promise<ConsoleHttpServer> {

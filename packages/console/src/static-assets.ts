@@ -38,6 +38,39 @@ interface Asset {
   cacheControl: string;
 }
 
+/** The parts of a file both console servers send: bytes, precompressed variants, type and ETag. */
+export interface SendableAsset {
+  body: Buffer;
+  br?: Buffer;
+  gzip?: Buffer;
+  etag: string;
+}
+
+/**
+ * Answer a GET/HEAD for one asset: 304 when the client holds this ETag, otherwise the brotli or
+ * gzip variant the client accepts, else the plain bytes. `headers` already carries type and caching.
+ */
+export function sendAsset(req: IncomingMessage, res: ServerResponse, asset: SendableAsset, headers: Record<string, string>): void {
+  const match = req.headers['if-none-match'];
+  if (match?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  const accept = String(req.headers['accept-encoding'] ?? '');
+  let body = asset.body;
+  if (asset.br && /\bbr\b/.test(accept)) {
+    body = asset.br;
+    headers['content-encoding'] = 'br';
+  } else if (asset.gzip && /\bgzip\b/.test(accept)) {
+    body = asset.gzip;
+    headers['content-encoding'] = 'gzip';
+  }
+  headers['content-length'] = String(body.length);
+  res.writeHead(200, headers);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
 export interface StaticBundle {
   /** Absolute dir the bundle was read from. */
   dir: string;
@@ -118,23 +151,7 @@ export function loadBundle(dir: string): StaticBundle {
         etag: asset.etag,
         vary: 'Accept-Encoding',
       };
-      if (req.headers['if-none-match'] === asset.etag) {
-        res.writeHead(304, headers);
-        res.end();
-        return true;
-      }
-      const accept = String(req.headers['accept-encoding'] ?? '');
-      let body = asset.body;
-      if (asset.br && /\bbr\b/.test(accept)) {
-        body = asset.br;
-        headers['content-encoding'] = 'br';
-      } else if (asset.gzip && /\bgzip\b/.test(accept)) {
-        body = asset.gzip;
-        headers['content-encoding'] = 'gzip';
-      }
-      headers['content-length'] = String(body.length);
-      res.writeHead(200, headers);
-      res.end(req.method === 'HEAD' ? undefined : body);
+      sendAsset(req, res, asset, headers);
       return true;
     },
   };

@@ -2,28 +2,19 @@ import { describeZodError, EngError, ErrorCode } from '@eng/protocol';
 import { z } from 'zod';
 import type { EngineModule } from '../../core/module.ts';
 import type { TriggerBinding } from '../../core/triggers.ts';
+import { RedisAdapterSchema } from '../../stores/redis-adapter.ts';
 import { RedisTickLock } from './redis-lock.ts';
 import { CronExpressionError, CronSchedule, rfc3339 } from './schedule.ts';
 import { CronScheduler, type TickLock } from './scheduler.ts';
 
 // spec: engine-protocol §5.3 (`cron` trigger), §7.2 (`iii-cron` adapters: kv | redis).
 
-const DEFAULT_REDIS_URL = 'redis://localhost:6379';
-
 export const CronConfig = z
   .object({
     adapter: z
       .discriminatedUnion('name', [
         z.object({ name: z.literal('kv'), config: z.record(z.string(), z.unknown()).optional() }).strict(),
-        z
-          .object({
-            name: z.literal('redis'),
-            config: z
-              .object({ redis_url: z.string().min(1).default(DEFAULT_REDIS_URL) })
-              .strict()
-              .default({ redis_url: DEFAULT_REDIS_URL }),
-          })
-          .strict(),
+        RedisAdapterSchema,
       ])
       .default({ name: 'kv' }),
   })

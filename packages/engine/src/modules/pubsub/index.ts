@@ -2,11 +2,11 @@ import { describeZodError, EngError, ErrorCode } from '@eng/protocol';
 import { z } from 'zod';
 import type { EngineModule } from '../../core/module.ts';
 import type { TriggerBinding } from '../../core/triggers.ts';
+import { RedisAdapterSchema } from '../../stores/redis-adapter.ts';
 import { RedisEventFanout } from '../../stores/redis-events.ts';
 
 // spec: engine-protocol §4.6 (`publish`), §5.5 (`subscribe` trigger), §7.2 (`iii-pubsub` adapters).
 
-const DEFAULT_REDIS_URL = 'redis://localhost:6379';
 const REDIS_CHANNEL = 'eng:pubsub';
 
 export const PubSubConfig = z
@@ -15,15 +15,7 @@ export const PubSubConfig = z
       .discriminatedUnion('name', [
         // `memory` is 0.22.1's name for the same in-process adapter
         z.object({ name: z.enum(['local', 'memory']), config: z.record(z.string(), z.unknown()).optional() }).strict(),
-        z
-          .object({
-            name: z.literal('redis'),
-            config: z
-              .object({ redis_url: z.string().min(1).default(DEFAULT_REDIS_URL) })
-              .strict()
-              .default({ redis_url: DEFAULT_REDIS_URL }),
-          })
-          .strict(),
+        RedisAdapterSchema,
       ])
       .default({ name: 'local' }),
   })
