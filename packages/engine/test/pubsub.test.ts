@@ -29,15 +29,18 @@ function recorder() {
   };
 }
 
-/** Resolves once the subscription reached the engine (a publish is delivered). */
-async function subscribed(publish: (data: unknown) => Promise<unknown>, calls: Array<{ input: unknown }>): Promise<void> {
+/**
+ * Resolves once every subscription reached the engine: probes are published until each recorder has
+ * seen one. Subscriptions made on different connections reach the engine in no fixed order.
+ */
+async function subscribed(publish: (data: unknown) => Promise<unknown>, ...recorders: Array<Array<{ input: unknown }>>): Promise<void> {
   await waitFor(async () => {
     await publish({ probe: true });
     await sleep(30);
-    return calls.some((c) => (c.input as { probe?: boolean })?.probe);
+    return recorders.every((calls) => calls.some((c) => (c.input as { probe?: boolean })?.probe));
   });
   await sleep(50);
-  calls.length = 0;
+  for (const calls of recorders) calls.length = 0;
 }
 
 describe('pub/sub, local adapter', () => {
@@ -71,9 +74,7 @@ describe('pub/sub, local adapter', () => {
     iii.registerFunction('sub::other', other.handler);
     iii.registerTrigger({ type: 'subscribe', function_id: 'sub::other', config: { topic: 'invoices' } });
     const publish = (data: unknown) => iii.trigger({ function_id: 'publish', payload: { topic: 'orders', data } });
-    await subscribed(publish, a.calls);
-    await waitFor(() => b.calls.length > 0);
-    b.calls.length = 0;
+    await subscribed(publish, a.calls, b.calls);
 
     const result = await publish({ order_id: 7, items: ['x'] });
     expect(result).toBeUndefined();
@@ -160,9 +161,9 @@ describe('pub/sub, redis adapter: two engines on one redis', () => {
     w2.registerTrigger({ type: 'subscribe', function_id: 'shared::two', config: { topic: 'shared' } });
     const fromOne = (data: unknown) => w1.trigger({ function_id: 'publish', payload: { topic: 'shared', data } });
     const fromTwo = (data: unknown) => w2.trigger({ function_id: 'publish', payload: { topic: 'shared', data } });
-    await subscribed(fromTwo, s1.calls);
-    await waitFor(() => s2.calls.length > 0);
+    await subscribed(fromTwo, s1.calls, s2.calls);
     await sleep(100);
+    s1.calls.length = 0;
     s2.calls.length = 0;
 
     await fromOne({ from: 'one' });
