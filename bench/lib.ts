@@ -33,7 +33,9 @@ export function spawnTs(
   env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_TS, file, ...args], {
+    // BENCH_PROFILE_DIR=/some/dir writes a V8 CPU profile of every spawned process there
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+    const child = spawn(process.execPath, [...profile, ...NODE_TS, file, ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, ENG_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

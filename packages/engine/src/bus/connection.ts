@@ -45,10 +45,13 @@ export class WorkerConnection implements WorkerPeer {
     });
   }
 
-  send(frame: object | string): boolean {
+  /** Send a frame: an object (serialised here), JSON text, or the UTF-8 bytes of JSON text relayed as received. */
+  send(frame: object | string | Buffer): boolean {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
     this.batchFrames();
-    this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+    if (typeof frame === 'string') this.socket.send(frame);
+    else if (Buffer.isBuffer(frame)) this.socket.send(frame, { binary: false });
+    else this.socket.send(JSON.stringify(frame));
     return true;
   }
 
@@ -117,13 +120,13 @@ export class WorkerConnection implements WorkerPeer {
       return;
     }
     try {
-      this.handle(decoded.message, text);
+      this.handle(decoded.message, data);
     } catch (err) {
       this.log.error(`failed to handle ${decoded.message.type} from worker ${this.id}`, { error: (err as Error).message });
     }
   }
 
-  private handle(message: Message, raw: string): void {
+  private handle(message: Message, raw: Buffer): void {
     const core = this.core;
     switch (message.type) {
       case 'invokefunction':

@@ -6,7 +6,8 @@ import type { WorkerRegistry } from './workers.ts';
 
 /** The executor's own result frame, relayed untouched when the caller used the same invocation id. */
 export interface RawResultFrame {
-  frame: string;
+  /** The frame's bytes as received (a text frame's UTF-8). */
+  frame: Buffer;
   invocationId: string;
 }
 
@@ -104,13 +105,25 @@ export class Invoker {
     for (const observer of this.observers) observer.beforeDispatch?.(call);
 
     const finished = new Promise<InvokeOutcome>((resolve) => {
+      // Observers (engine spans, metrics) run after the caller's reply: the duration is taken at
+      // once, the bookkeeping waits for the microtask queue, so it is off the call's latency path
+      // yet done before any later frame is read.
       const observe = (outcome: InvokeOutcome) => {
         const durationNs = process.hrtime.bigint() - call.startedAtNs;
-        for (const observer of this.observers) observer.afterDispatch?.(call, outcome, durationNs);
+        if (this.observers.length === 0) return;
+        queueMicrotask(() => {
+          for (const observer of this.observers) {
+            try {
+              observer.afterDispatch?.(call, outcome, durationNs);
+            } catch (err) {
+              this.log.error(`invocation observer failed after ${call.functionId}`, { error: (err as Error).message });
+            }
+          }
+        });
       };
       const settle = (outcome: InvokeOutcome) => {
-        observe(outcome);
         resolve(outcome);
+        observe(outcome);
       };
 
       if (entry.handler) {

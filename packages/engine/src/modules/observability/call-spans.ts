@@ -37,18 +37,21 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
 
       // functions registered with `metadata.internal: true` (e.g. the console UI's live hooks) are system spans too
       const kind = entry ? (entry.metadata?.internal === true ? 'internal' : functionKind(entry)) : 'user';
+      const workerId = call.executorWorkerId ?? entry?.moduleName ?? undefined;
+      const workerName = call.executorWorkerId ? core.workers.nameOf(call.executorWorkerId) : undefined;
       const span = tracer.startSpan(`call ${call.functionId}`, {
         traceparent: call.traceparent,
         kind: 'server',
-        attributes: {
+        // built when the span is stored, after the caller has its reply
+        attributes: () => ({
           function_id: call.functionId,
           'faas.invoked_name': call.functionId,
           'eng.function.kind': kind,
-          'eng.worker.id': call.executorWorkerId ?? entry?.moduleName ?? undefined,
-          'eng.worker.name': call.executorWorkerId ? core.workers.nameOf(call.executorWorkerId) : undefined,
+          'eng.worker.id': workerId,
+          'eng.worker.name': workerName,
           'eng.invocation.id': call.invocationId,
           'eng.caller.worker_id': call.callerWorkerId,
-        },
+        }),
       });
       // an unsampled root still propagates (flags 00), so workers do not record it either
       call.traceparent = span.traceparent;

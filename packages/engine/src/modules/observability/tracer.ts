@@ -12,7 +12,8 @@ export interface StartSpanOptions {
   /** Incoming W3C traceparent: the new span becomes its child. Absent → a new trace. */
   traceparent?: string | null;
   kind?: SpanKind;
-  attributes?: Record<string, AttributeValue>;
+  /** A function is called once, when the span is first stored: hot paths defer building them. */
+  attributes?: Record<string, AttributeValue> | (() => Record<string, AttributeValue>);
   /** Defaults to the module's `service_name` (`eng`). */
   serviceName?: string;
 }
@@ -201,7 +202,7 @@ export class Tracer implements EngineTracer {
       start_time_unix_nano: nowNs(),
       end_time_unix_nano: 0,
       status: 'unset',
-      attributes: toPairs(options.attributes),
+      attributes: typeof options.attributes === 'function' ? [] : toPairs(options.attributes),
       service_name: service,
       events: [],
       links: [],
@@ -209,6 +210,7 @@ export class Tracer implements EngineTracer {
       flags: 1,
     };
     const recording = new RecordingSpan(span, traceparent, this.record, (done) => this.untrack(done));
+    if (typeof options.attributes === 'function') recording.lazyAttributes = options.attributes;
     if (this.config.live_spans) this.track(recording);
     return recording;
   }
@@ -234,6 +236,8 @@ class RecordingSpan implements EngineSpan {
   readonly sampled = true;
   readonly startedAtMs = Date.now();
   private ended = false;
+  /** Attributes given as a function: merged in before the span's first write (snapshot or end). */
+  lazyAttributes?: () => Record<string, AttributeValue>;
 
   constructor(
     private readonly span: StoredSpan,
@@ -243,7 +247,22 @@ class RecordingSpan implements EngineSpan {
   ) {}
 
   /** Store the in-progress state (called by the tracer for spans that run long enough to be seen). */
+  private applyLazyAttributes(): void {
+    const lazy = this.lazyAttributes;
+    if (!lazy) return;
+    this.lazyAttributes = undefined;
+    // attributes set meanwhile with setAttribute win over the deferred ones
+    const pairs = toPairs(lazy());
+    for (const pair of this.span.attributes) {
+      const index = pairs.findIndex(([k]) => k === pair[0]);
+      if (index >= 0) pairs[index] = pair;
+      else pairs.push(pair);
+    }
+    this.span.attributes = pairs;
+  }
+
   snapshot(): void {
+    this.applyLazyAttributes();
     if (!this.ended) this.record({ ...this.span, attributes: [...this.span.attributes], events: [...this.span.events], pending: true });
   }
 
@@ -266,6 +285,7 @@ class RecordingSpan implements EngineSpan {
     if (this.ended) return;
     this.ended = true;
     this.onEnd(this);
+    this.applyLazyAttributes();
     const span = this.span;
     span.end_time_unix_nano = Math.max(nowNs(), span.start_time_unix_nano);
     toPairs(options.attributes, span.attributes);
