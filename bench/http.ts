@@ -111,6 +111,8 @@ interface Figures {
   errors: number;
   /** CPU the server side (the listed processes) spent per request, µs. */
   cpuUs: number;
+  /** The same, per listed process. */
+  cpuUsEach: number[];
 }
 
 /** User+system CPU of a process so far, ms (Linux /proc; 0 elsewhere). */
@@ -124,15 +126,18 @@ function cpuMs(pid: number | undefined): number {
 }
 
 async function load(url: string, seconds: number, pids: Array<number | undefined> = []): Promise<Figures> {
-  const before = pids.reduce<number>((sum, pid) => sum + cpuMs(pid), 0);
+  const before = pids.map(cpuMs);
   const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1 });
-  const spent = pids.reduce<number>((sum, pid) => sum + cpuMs(pid), 0) - before;
+  const spentEach = pids.map((pid, i) => cpuMs(pid) - (before[i] as number));
+  const spent = spentEach.reduce((a, b) => a + b, 0);
+  const perRequest = (ms: number) => (result.requests.total > 0 ? (ms * 1000) / result.requests.total : Number.NaN);
   return {
+    cpuUsEach: spentEach.map(perRequest),
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx + result.timeouts,
-    cpuUs: result.requests.total > 0 ? (spent * 1000) / result.requests.total : Number.NaN,
+    cpuUs: perRequest(spent),
   };
 }
 
@@ -155,7 +160,7 @@ async function main(): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'eng-bench-http-'));
   const config = join(dir, 'config.yaml');
-  const observability = OBSERVABILITY === 'off' ? '  - name: eng-observability\n    config:\n      enabled: false\n' : '';
+  const observability = OBSERVABILITY === 'off' ? '  - name: eng-observability\n    config:\n      enabled: false\n' : OBSERVABILITY === 'small' ? '  - name: eng-observability\n    config:\n      memory_max_spans: 1000\n' : '';
   writeFileSync(
     config,
     `workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: eng-http\n    config:\n      port: 0\n${observability}`,
@@ -189,6 +194,8 @@ async function main(): Promise<void> {
       p99: median(runs.map((r) => r.p99)),
       errors: runs.reduce((n, r) => n + r.errors, 0),
       cpuUs: median(runs.map((r) => r.cpuUs)),
+      engineUs: median(runs.map((r) => r.cpuUsEach[0] ?? Number.NaN)),
+      workerUs: median(runs.map((r) => r.cpuUsEach[1] ?? Number.NaN)),
     });
     const p = summary(plainRuns);
     const e = summary(engineRuns);
@@ -212,7 +219,7 @@ async function main(): Promise<void> {
           'req/s': fmt(e.rps, 0),
           'p50 ms': fmt(e.p50, 1),
           'p99 ms': fmt(e.p99, 1),
-          'server CPU µs/req': `${fmt(e.cpuUs, 0)} (engine + worker)`,
+          'server CPU µs/req': `${fmt(e.cpuUs, 0)} (engine ${fmt(e.engineUs, 0)} + worker ${fmt(e.workerUs, 0)})`,
           errors: e.errors,
         },
       ]),

@@ -93,10 +93,12 @@ it('keeps the engine RSS flat while 1M spans stream into a 100k-span store', asy
   expect(final.stored_traces).toBe(CAPACITY / SPANS_PER_TRACE);
 
   // V8 collects the evicted spans in major GCs, so RSS saw-tooths; a leak would make it climb with
-  // the spans ingested. The peak over the last 500k spans stays near the peak over the first 500k.
+  // the spans ingested. The peak over the last 500k spans stays near the peak over the first 500k
+  // (where a major GC lands moves a peak by a third on a loaded machine; a leak of 500k spans
+  // would add well over 1 GB).
   const peak = (from: number, to: number) => Math.max(...samples.filter((s) => s.spans > from && s.spans <= to).map((s) => s.rss));
   console.log(`engine RSS (MB) by spans ingested: ${samples.map((s) => `${s.spans / 1000}k=${Math.round(s.rss)}`).join(' ')}`);
-  expect(peak(500_000, TOTAL)).toBeLessThan(peak(0, 500_000) * 1.3);
+  expect(peak(500_000, TOTAL)).toBeLessThan(peak(0, 500_000) * 1.5);
   expect(peak(0, TOTAL)).toBeLessThan(1024);
 
   // the oldest spans are gone whole; the newest are listed; every listed trace is complete

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type DecodeResult, decodeMessage, type InvokeFunction, type Message } from '@eng/protocol';
 import type { WebSocket } from 'ws';
 import type { Core } from '../core/core.ts';
+import type { InvokeOutcome, Settle } from '../core/invoker.ts';
 import type { WorkerPeer } from '../core/workers.ts';
 import type { Logger } from '../log.ts';
 
@@ -234,38 +235,58 @@ export class WorkerConnection implements WorkerPeer {
 
   private onInvoke(message: InvokeFunction): void {
     const invocationId = message.invocation_id ?? undefined;
-    const isVoid = message.action?.type === 'void';
-    const promise = this.core.invoker.invoke(message.function_id, message.data, {
-      invocationId,
-      callerWorkerId: this.id,
-      traceparent: message.traceparent ?? undefined,
-      baggage: message.baggage ?? undefined,
-      metadata: message.metadata,
-      action: message.action,
-    });
     // void calls, and calls without an id, get no reply (§2.5 step 5)
-    if (isVoid || !invocationId) return;
-    promise.then((outcome) => {
-      // the executor's own frame carries the same invocation id: relay it untouched
-      if (outcome.rawFrame && outcome.rawFrame.invocationId === invocationId) {
-        this.send(outcome.rawFrame.frame);
-        return;
-      }
-      const reply: Record<string, unknown> = {
-        type: 'invocationresult',
-        invocation_id: invocationId,
-        function_id: message.function_id,
-      };
-      if (outcome.ok) {
-        if (outcome.result !== undefined) reply.result = outcome.result;
-        if (outcome.traceparent) reply.traceparent = outcome.traceparent;
-        if (outcome.baggage) reply.baggage = outcome.baggage;
-      } else {
-        reply.error = outcome.error;
-      }
-      if (!this.send(reply)) {
-        this.log.debug(`result for ${message.function_id} dropped: caller ${this.id} is gone`);
-      }
-    });
+    const noReply = message.action?.type === 'void' || !invocationId;
+    this.core.invoker.dispatch(
+      message.function_id,
+      message.data,
+      {
+        invocationId,
+        callerWorkerId: this.id,
+        traceparent: message.traceparent ?? undefined,
+        baggage: message.baggage ?? undefined,
+        metadata: message.metadata,
+        action: message.action,
+      },
+      noReply ? NO_REPLY : new BusReply(this, invocationId, message.function_id),
+    );
+  }
+
+  /** The outcome of a call this worker made. */
+  sendResult(invocationId: string, functionId: string, outcome: InvokeOutcome): void {
+    // the executor's own frame carries the same invocation id: relay it untouched
+    if (outcome.rawFrame && outcome.rawFrame.invocationId === invocationId) {
+      this.send(outcome.rawFrame.frame);
+      return;
+    }
+    const reply: Record<string, unknown> = {
+      type: 'invocationresult',
+      invocation_id: invocationId,
+      function_id: functionId,
+    };
+    if (outcome.ok) {
+      if (outcome.result !== undefined) reply.result = outcome.result;
+      if (outcome.traceparent) reply.traceparent = outcome.traceparent;
+      if (outcome.baggage) reply.baggage = outcome.baggage;
+    } else {
+      reply.error = outcome.error;
+    }
+    if (!this.send(reply)) {
+      this.log.debug(`result for ${functionId} dropped: caller ${this.id} is gone`);
+    }
   }
 }
+
+/** Where a bus call's outcome goes: back to the calling connection, under the caller's invocation id. */
+class BusReply implements Settle {
+  constructor(
+    private readonly connection: WorkerConnection,
+    private readonly invocationId: string,
+    private readonly functionId: string,
+  ) {}
+  settle(outcome: InvokeOutcome): void {
+    this.connection.sendResult(this.invocationId, this.functionId, outcome);
+  }
+}
+
+const NO_REPLY: Settle = { settle() {} };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EngError, EngineFunction, type ErrorBody, ErrorCode, type TriggerAction } from '@eng/protocol';
 import type { Logger } from '../log.ts';
-import type { FunctionRegistry } from './functions.ts';
+import type { FunctionRegistry, InProcessHandler } from './functions.ts';
 import type { WorkerRegistry } from './workers.ts';
 
 /** The executor's own result frame, relayed untouched when the caller used the same invocation id. */
@@ -44,13 +44,29 @@ export interface InvocationObserver {
   afterDispatch?(call: CallRecord, outcome: InvokeOutcome, durationNs: bigint): void;
 }
 
+/** Where one call's outcome goes: a promise (engine-side callers) or straight back onto the bus. */
+export interface Settle {
+  settle(outcome: InvokeOutcome): void;
+}
+
+class PromiseSettle implements Settle {
+  constructor(private readonly resolve: (outcome: InvokeOutcome) => void) {}
+  settle(outcome: InvokeOutcome): void {
+    this.resolve(outcome);
+  }
+}
+
 interface Pending {
   call: CallRecord;
-  /** Null once the caller disconnected: the result is then discarded (§2.8). */
-  resolve: ((outcome: InvokeOutcome) => void) | null;
-  /** Tells the observers how the call ended, even once the caller is gone (its span must end). */
-  observe: (outcome: InvokeOutcome) => void;
+  /** Null once the caller disconnected: the result is then discarded (§2.8), but observers still see it. */
+  target: Settle | null;
   timer?: NodeJS.Timeout;
+}
+
+interface Observation {
+  call: CallRecord;
+  outcome: InvokeOutcome;
+  durationNs: bigint;
 }
 
 const STOPPED: ErrorBody = { code: ErrorCode.InvocationStopped, message: 'Invocation stopped' };
@@ -59,6 +75,13 @@ const STOPPED: ErrorBody = { code: ErrorCode.InvocationStopped, message: 'Invoca
 export class Invoker {
   private readonly pending = new Map<string, Pending>();
   readonly observers: InvocationObserver[] = [];
+  /**
+   * Observers (engine spans, metrics) run after the caller has its outcome: the duration is taken
+   * at once, the bookkeeping waits for the microtask queue, so it is off the call's latency path
+   * yet done before any later frame is read.
+   */
+  private observations: Observation[] = [];
+  private readonly flushObservations = () => this.runObservers();
 
   constructor(
     private readonly functions: FunctionRegistry,
@@ -72,15 +95,24 @@ export class Invoker {
 
   /** Invoke and resolve with an outcome; never rejects. */
   invoke(functionId: string, data: unknown, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    return new Promise<InvokeOutcome>((resolve) => this.dispatch(functionId, data, options, new PromiseSettle(resolve)));
+  }
+
+  /**
+   * Invoke and hand the outcome to `target` (synchronously when a result frame completes the call):
+   * the bus path, where no promise or closure is made per call.
+   */
+  dispatch(functionId: string, data: unknown, options: InvokeOptions, target: Settle): void {
     const action = options.action ?? null;
-    if (action?.type === 'enqueue') return this.enqueue(functionId, data, action.queue, options);
+    if (action?.type === 'enqueue') {
+      this.enqueue(functionId, data, action.queue, options).then((outcome) => target.settle(outcome));
+      return;
+    }
 
     const entry = this.functions.get(functionId);
     if (!entry) {
-      return Promise.resolve({
-        ok: false,
-        error: { code: ErrorCode.FunctionNotFound, message: `Function ${functionId} not found` },
-      });
+      target.settle({ ok: false, error: { code: ErrorCode.FunctionNotFound, message: `Function ${functionId} not found` } });
+      return;
     }
 
     let invocationId = options.invocationId ?? randomUUID();
@@ -104,97 +136,105 @@ export class Invoker {
     };
     for (const observer of this.observers) observer.beforeDispatch?.(call);
 
-    const finished = new Promise<InvokeOutcome>((resolve) => {
-      // Observers (engine spans, metrics) run after the caller's reply: the duration is taken at
-      // once, the bookkeeping waits for the microtask queue, so it is off the call's latency path
-      // yet done before any later frame is read.
-      const observe = (outcome: InvokeOutcome) => {
-        const durationNs = process.hrtime.bigint() - call.startedAtNs;
-        if (this.observers.length === 0) return;
-        queueMicrotask(() => {
-          for (const observer of this.observers) {
-            try {
-              observer.afterDispatch?.(call, outcome, durationNs);
-            } catch (err) {
-              this.log.error(`invocation observer failed after ${call.functionId}`, { error: (err as Error).message });
-            }
-          }
-        });
-      };
-      const settle = (outcome: InvokeOutcome) => {
-        resolve(outcome);
-        observe(outcome);
-      };
+    if (entry.handler) {
+      this.runHandler(entry.handler, payload, call, options, target);
+      return;
+    }
 
-      if (entry.handler) {
-        const handler = entry.handler;
-        const run = async () => {
-          try {
-            const result = await handler(payload, {
-              invocationId,
-              functionId,
-              callerWorkerId: options.callerWorkerId,
-              traceparent: call.traceparent,
-              baggage: call.baggage,
-              metadata: options.metadata,
-            });
-            return { ok: true as const, result };
-          } catch (err) {
-            return { ok: false as const, error: toErrorBody(err) };
-          }
-        };
-        if (options.timeoutMs) {
-          let timer: NodeJS.Timeout | undefined;
-          const timeout = new Promise<InvokeOutcome>((r) => {
-            timer = setTimeout(() => r(timeoutOutcome(options.timeoutMs as number)), options.timeoutMs);
-          });
-          Promise.race([run(), timeout]).then((o) => {
-            clearTimeout(timer);
-            settle(o);
-          });
-        } else {
-          run().then(settle);
+    if (entry.invocation) {
+      this.finish(call, target, {
+        ok: false,
+        error: { code: ErrorCode.FunctionNotInvokable, message: `Function ${functionId} is an HTTP-invoked function` },
+      });
+      return;
+    }
+
+    const executor = entry.ownerWorkerId ? this.workers.get(entry.ownerWorkerId) : undefined;
+    if (!executor) {
+      this.finish(call, target, { ok: false, error: { code: ErrorCode.FunctionNotFound, message: `Function ${functionId} not found` } });
+      return;
+    }
+    const pending: Pending = { call, target };
+    this.pending.set(invocationId, pending);
+    executor.activeInvocations++;
+    const frame: Record<string, unknown> = {
+      type: 'invokefunction',
+      invocation_id: invocationId,
+      function_id: functionId,
+      data: payload,
+    };
+    if (call.traceparent) frame.traceparent = call.traceparent;
+    if (call.baggage) frame.baggage = call.baggage;
+    if (options.metadata !== undefined && options.metadata !== null) frame.metadata = options.metadata;
+    if (!executor.peer.send(frame)) {
+      this.complete(invocationId, {
+        ok: false,
+        error: { code: ErrorCode.ChannelSendFailed, message: `Worker owning ${functionId} is not reachable` },
+      });
+      return;
+    }
+    if (options.timeoutMs) {
+      pending.timer = setTimeout(() => this.complete(invocationId, timeoutOutcome(options.timeoutMs as number)), options.timeoutMs);
+    }
+  }
+
+  private runHandler(
+    handler: InProcessHandler,
+    payload: unknown,
+    call: CallRecord,
+    options: InvokeOptions,
+    target: Settle,
+  ): void {
+    const run = async (): Promise<InvokeOutcome> => {
+      try {
+        const result = await handler(payload, {
+          invocationId: call.invocationId,
+          functionId: call.functionId,
+          callerWorkerId: options.callerWorkerId,
+          traceparent: call.traceparent,
+          baggage: call.baggage,
+          metadata: options.metadata,
+        });
+        return { ok: true as const, result };
+      } catch (err) {
+        return { ok: false as const, error: toErrorBody(err) };
+      }
+    };
+    if (options.timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<InvokeOutcome>((r) => {
+        timer = setTimeout(() => r(timeoutOutcome(options.timeoutMs as number)), options.timeoutMs);
+      });
+      Promise.race([run(), timeout]).then((o) => {
+        clearTimeout(timer);
+        this.finish(call, target, o);
+      });
+    } else {
+      run().then((o) => this.finish(call, target, o));
+    }
+  }
+
+  /** Hand the outcome over, then let the observers see it (after the caller). */
+  private finish(call: CallRecord, target: Settle | null, outcome: InvokeOutcome): void {
+    const durationNs = process.hrtime.bigint() - call.startedAtNs;
+    if (target) target.settle(outcome);
+    if (this.observers.length === 0) return;
+    if (this.observations.length === 0) queueMicrotask(this.flushObservations);
+    this.observations.push({ call, outcome, durationNs });
+  }
+
+  private runObservers(): void {
+    const batch = this.observations;
+    this.observations = [];
+    for (const { call, outcome, durationNs } of batch) {
+      for (const observer of this.observers) {
+        try {
+          observer.afterDispatch?.(call, outcome, durationNs);
+        } catch (err) {
+          this.log.error(`invocation observer failed after ${call.functionId}`, { error: (err as Error).message });
         }
-        return;
       }
-
-      if (entry.invocation) {
-        settle({
-          ok: false,
-          error: { code: ErrorCode.FunctionNotInvokable, message: `Function ${functionId} is an HTTP-invoked function` },
-        });
-        return;
-      }
-
-      const executor = entry.ownerWorkerId ? this.workers.get(entry.ownerWorkerId) : undefined;
-      if (!executor) {
-        settle({ ok: false, error: { code: ErrorCode.FunctionNotFound, message: `Function ${functionId} not found` } });
-        return;
-      }
-      const pending: Pending = { call, resolve: settle, observe };
-      this.pending.set(invocationId, pending);
-      executor.activeInvocations++;
-      const frame: Record<string, unknown> = {
-        type: 'invokefunction',
-        invocation_id: invocationId,
-        function_id: functionId,
-        data: payload,
-      };
-      if (call.traceparent) frame.traceparent = call.traceparent;
-      if (call.baggage) frame.baggage = call.baggage;
-      if (options.metadata !== undefined && options.metadata !== null) frame.metadata = options.metadata;
-      if (!executor.peer.send(frame)) {
-        this.complete(invocationId, {
-          ok: false,
-          error: { code: ErrorCode.ChannelSendFailed, message: `Worker owning ${functionId} is not reachable` },
-        });
-        return;
-      }
-      if (options.timeoutMs) {
-        pending.timer = setTimeout(() => this.complete(invocationId, timeoutOutcome(options.timeoutMs as number)), options.timeoutMs);
-      }
-    });
-    return finished;
+    }
   }
 
   /** A result frame arrived (from any connection: matching is by id only, §2.3.10). */
@@ -208,8 +248,7 @@ export class Invoker {
     if (pending.timer) clearTimeout(pending.timer);
     const executor = pending.call.executorWorkerId ? this.workers.get(pending.call.executorWorkerId) : undefined;
     if (executor && executor.activeInvocations > 0) executor.activeInvocations--;
-    if (pending.resolve) pending.resolve(outcome);
-    else pending.observe(outcome);
+    this.finish(pending.call, pending.target, outcome);
     return true;
   }
 
@@ -222,7 +261,7 @@ export class Invoker {
       if (pending.call.executorWorkerId === workerId) {
         this.complete(id, { ok: false, error: STOPPED });
       } else if (pending.call.callerWorkerId === workerId) {
-        pending.resolve = null;
+        pending.target = null;
       }
     }
   }

@@ -32,8 +32,8 @@ export interface SpanRec {
 export interface TraceRec {
   traceId: string;
   spans: Map<string, SpanRec>;
-  /** parent span id → children present, so roots update in O(1) when a parent arrives or leaves. */
-  childrenOf: Map<string, SpanRec[]>;
+  /** parent span id → children present, so roots update in O(1) when a parent arrives or leaves; made at the first child. */
+  childrenOf: Map<string, SpanRec[]> | null;
   errorCount: number;
   pendingCount: number;
 }
@@ -47,22 +47,55 @@ export function isInternalSpan(span: StoredSpan): boolean {
   return false;
 }
 
-/** Traces holding spans with one indexed value, with the number of such spans per trace. */
-export type TraceSet = Map<TraceRec, number>;
+/**
+ * Traces holding spans with one indexed value, with the number of such spans per trace. Most
+ * values (ids, urls) belong to one trace only, so one trace is held without a Map: that is most of
+ * the index's allocation per stored span.
+ */
+export class TraceSet {
+  private one: TraceRec | null = null;
+  private oneCount = 0;
+  private many: Map<TraceRec, number> | null = null;
+
+  get size(): number {
+    return this.many ? this.many.size : this.one ? 1 : 0;
+  }
+  has(trace: TraceRec): boolean {
+    return this.many ? this.many.has(trace) : this.one === trace;
+  }
+  keys(): IterableIterator<TraceRec> {
+    if (this.many) return this.many.keys();
+    return (this.one ? [this.one] : []).values();
+  }
+  add(trace: TraceRec): void {
+    if (this.many) this.many.set(trace, (this.many.get(trace) ?? 0) + 1);
+    else if (this.one === null) {
+      this.one = trace;
+      this.oneCount = 1;
+    } else if (this.one === trace) this.oneCount++;
+    else {
+      this.many = new Map([
+        [this.one, this.oneCount],
+        [trace, 1],
+      ]);
+      this.one = null;
+    }
+  }
+  /** Count one span less; true when no trace is left. */
+  remove(trace: TraceRec): boolean {
+    if (this.many) {
+      const n = (this.many.get(trace) ?? 0) - 1;
+      if (n > 0) this.many.set(trace, n);
+      else this.many.delete(trace);
+      return this.many.size === 0;
+    }
+    if (this.one === trace && --this.oneCount <= 0) this.one = null;
+    return this.one === null;
+  }
+}
 
 /** Attribute values longer than this are not indexed (a filter on one scans instead). */
 export const MAX_INDEXED_VALUE = 128;
-
-function addTo(set: TraceSet, trace: TraceRec): void {
-  set.set(trace, (set.get(trace) ?? 0) + 1);
-}
-/** Count one span less; true when the trace no longer has any. */
-function removeFrom(set: TraceSet, trace: TraceRec): boolean {
-  const n = (set.get(trace) ?? 0) - 1;
-  if (n > 0) set.set(trace, n);
-  else set.delete(trace);
-  return set.size === 0;
-}
 
 /** Trace sets by one string (a lower-cased service or span name). */
 class TraceIndex {
@@ -70,14 +103,14 @@ class TraceIndex {
   add(key: string, trace: TraceRec): void {
     let set = this.entries.get(key);
     if (!set) {
-      set = new Map();
+      set = new TraceSet();
       this.entries.set(key, set);
     }
-    addTo(set, trace);
+    set.add(trace);
   }
   remove(key: string, trace: TraceRec): void {
     const set = this.entries.get(key);
-    if (set && removeFrom(set, trace)) this.entries.delete(key);
+    if (set?.remove(trace)) this.entries.delete(key);
   }
   clear(): void {
     this.entries.clear();
@@ -98,15 +131,15 @@ class AttributeIndex {
     }
     let set = values.get(value);
     if (!set) {
-      set = new Map();
+      set = new TraceSet();
       values.set(value, set);
     }
-    addTo(set, trace);
+    set.add(trace);
   }
   remove(key: string, value: string, trace: TraceRec): void {
     const values = this.keys.get(key);
     const set = values?.get(value);
-    if (!values || !set || !removeFrom(set, trace)) return;
+    if (!values || !set || !set.remove(trace)) return;
     values.delete(value);
     if (values.size === 0) this.keys.delete(key);
   }
@@ -281,7 +314,7 @@ export class SpanStore {
   private link(span: StoredSpan, slot: number): SpanRec {
     let trace = this.traces.get(span.trace_id);
     if (!trace) {
-      trace = { traceId: span.trace_id, spans: new Map(), childrenOf: new Map(), errorCount: 0, pendingCount: 0 };
+      trace = { traceId: span.trace_id, spans: new Map(), childrenOf: null, errorCount: 0, pendingCount: 0 };
       this.traces.set(span.trace_id, trace);
     }
     // one trace id string per trace, not one per span
@@ -303,6 +336,7 @@ export class SpanStore {
     this.count_(trace, span, 1);
     const parentId = span.parent_span_id;
     if (parentId) {
+      if (!trace.childrenOf) trace.childrenOf = new Map();
       const siblings = trace.childrenOf.get(parentId);
       if (siblings) siblings.push(rec);
       else trace.childrenOf.set(parentId, [rec]);
@@ -310,7 +344,8 @@ export class SpanStore {
     if (rec.internal) this.internalSpans++;
     if (!parentId || !trace.spans.has(parentId)) this.makeRoot(rec);
     // children that arrived first (OTel exports a child before its parent ends) stop being roots
-    for (const child of trace.childrenOf.get(span.span_id) ?? []) this.unmakeRoot(child);
+    const children = trace.childrenOf?.get(span.span_id);
+    if (children) for (const child of children) this.unmakeRoot(child);
     return rec;
   }
 
@@ -323,7 +358,7 @@ export class SpanStore {
     if (rec.internal) this.internalSpans--;
     this.unmakeRoot(rec);
     const parentId = span.parent_span_id;
-    if (parentId) {
+    if (parentId && trace.childrenOf) {
       const siblings = trace.childrenOf.get(parentId);
       if (siblings) {
         const index = siblings.indexOf(rec);
@@ -332,9 +367,8 @@ export class SpanStore {
       }
     }
     // its children lose their parent and become (orphan) roots
-    for (const child of trace.childrenOf.get(span.span_id) ?? []) {
-      this.makeRoot(child);
-    }
+    const children = trace.childrenOf?.get(span.span_id);
+    if (children) for (const child of children) this.makeRoot(child);
     if (trace.spans.size === 0) this.traces.delete(trace.traceId);
   }
 }
