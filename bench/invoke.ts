@@ -3,9 +3,15 @@
  * same two hops, measured in the same run. Same raw clients on both sides for both targets, so
  * the only difference is the middle. Budget (ARCHITECTURE.md): ≤ 1.5× latency, ≥ 60% throughput.
  *
- *   node --import tsx bench/invoke.ts [--rounds 3] [--seq 3000] [--seconds 3]
+ * The caller sends a W3C `traceparent` on every call, as iii-sdk (0.22.1 fabricates one even with
+ * OTel off) and @eng/sdk do: the worker's `execute` span is then the trace's record and the engine
+ * adds none (engine-protocol §2.6). A second pass sends calls without context, as a bare client
+ * would: the engine then opens a root `call` span per call so the call is still traced; its
+ * figures are printed too, for information.
+ *
+ *   node --import tsx bench/invoke.ts [--rounds 3] [--seq 3000] [--seconds 3] [--context sdk|none|both]
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +24,7 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.repla
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const SEQ = Number(args.get('seq') ?? 3000);
 const SECONDS = Number(args.get('seconds') ?? 3);
+const CONTEXT = args.get('context') ?? 'both';
 const IN_FLIGHT = 100;
 const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
 
@@ -46,9 +53,23 @@ async function startWorker(url: string, viaEngine: boolean): Promise<WebSocket> 
   return ws;
 }
 
+/**
+ * A W3C traceparent per call: the calling worker's span, sampled. Made ahead of time, so making
+ * them costs neither target anything during the measurement.
+ */
+const TRACEPARENTS = Array.from({ length: 4096 }, () => `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`);
+let nextTraceparent = 0;
+function traceparent(): string {
+  nextTraceparent = (nextTraceparent + 1) % TRACEPARENTS.length;
+  return TRACEPARENTS[nextTraceparent] as string;
+}
+
 class Caller {
   private pending = new Map<string, (t: number) => void>();
-  constructor(private readonly ws: WebSocket) {
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly withContext: boolean,
+  ) {
     ws.on('message', (raw) => {
       const frame = JSON.parse(raw.toString());
       if (frame.type !== 'invocationresult') return;
@@ -64,14 +85,16 @@ class Caller {
     const started = performance.now();
     return new Promise((resolve) => {
       this.pending.set(id, (t) => resolve(t - started));
-      this.ws.send(JSON.stringify({ type: 'invokefunction', invocation_id: id, function_id: 'bench::echo', data: PAYLOAD }));
+      const frame: Record<string, unknown> = { type: 'invokefunction', invocation_id: id, function_id: 'bench::echo', data: PAYLOAD };
+      if (this.withContext) frame.traceparent = traceparent();
+      this.ws.send(JSON.stringify(frame));
     });
   }
 }
 
-async function measure(callerUrl: string): Promise<{ p50: number; p99: number; rps: number }> {
+async function measure(callerUrl: string, withContext: boolean): Promise<{ p50: number; p99: number; rps: number }> {
   const ws = await open(callerUrl);
-  const caller = new Caller(ws);
+  const caller = new Caller(ws, withContext);
   for (let i = 0; i < 500; i++) await caller.call(); // warm-up
   const latencies: number[] = [];
   for (let i = 0; i < SEQ; i++) latencies.push(await caller.call());
@@ -92,19 +115,19 @@ async function measure(callerUrl: string): Promise<{ p50: number; p99: number; r
   return { p50: percentile(latencies, 50) * 1000, p99: percentile(latencies, 99) * 1000, rps };
 }
 
-async function runRelay() {
+async function runRelay(withContext: boolean) {
   const { child, match } = await spawnTs('bench/relay-server.ts', [], /relay: ready (\d+)/);
   const url = `ws://127.0.0.1:${match[1]}`;
   const worker = await startWorker(`${url}/?role=worker`, false);
   try {
-    return await measure(`${url}/?role=caller`);
+    return await measure(`${url}/?role=caller`, withContext);
   } finally {
     worker.close();
     await stopChild(child);
   }
 }
 
-async function runEngine() {
+async function runEngine(withContext: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'eng-bench-'));
   const config = join(dir, 'config.yaml');
   writeFileSync(
@@ -115,41 +138,63 @@ async function runEngine() {
   const url = (JSON.parse(match[1] as string) as { bus: { url: string } }).bus.url;
   const worker = await startWorker(url, true);
   try {
-    return await measure(url);
+    return await measure(url, withContext);
   } finally {
     worker.close();
     await stopChild(child);
   }
 }
 
-const relay: Array<{ p50: number; p99: number; rps: number }> = [];
-const engine: Array<{ p50: number; p99: number; rps: number }> = [];
-for (let round = 1; round <= ROUNDS; round++) {
-  process.stderr.write(`round ${round}/${ROUNDS}: relay… `);
-  relay.push(await runRelay());
-  process.stderr.write('engine… ');
-  engine.push(await runEngine());
-  process.stderr.write('done\n');
-}
-const summary = (xs: typeof relay) => ({
+type Figures = { p50: number; p99: number; rps: number };
+const summary = (xs: Figures[]) => ({
   p50: median(xs.map((x) => x.p50)),
   p99: median(xs.map((x) => x.p99)),
   rps: median(xs.map((x) => x.rps)),
 });
-const r = summary(relay);
-const e = summary(engine);
-const latencyRatio = e.p50 / r.p50;
-const throughputRatio = e.rps / r.rps;
-console.log(
-  `\nbench/invoke — worker→engine→worker round trip (medians of ${ROUNDS} rounds; ${SEQ} sequential calls, ${IN_FLIGHT} in flight for ${SECONDS}s)\n`,
-);
-console.log(
-  table([
-    { target: 'bare WebSocket relay (baseline)', 'p50 µs': fmt(r.p50), 'p99 µs': fmt(r.p99), 'calls/s @100': fmt(r.rps, 0) },
-    { target: 'eng engine', 'p50 µs': fmt(e.p50), 'p99 µs': fmt(e.p99), 'calls/s @100': fmt(e.rps, 0) },
-  ]),
-);
-console.log(`\nlatency ratio (engine/relay, p50): ${fmt(latencyRatio, 2)}×   budget ≤ 1.50× ${latencyRatio <= 1.5 ? 'OK' : 'OVER'}`);
-console.log(
-  `throughput ratio (engine/relay):   ${fmt(throughputRatio * 100, 0)}%   budget ≥ 60% ${throughputRatio >= 0.6 ? 'OK' : 'UNDER'}`,
-);
+
+/** Alternating rounds of relay and engine; medians of each. */
+async function pass(withContext: boolean, label: string): Promise<{ r: Figures; e: Figures }> {
+  const relay: Figures[] = [];
+  const engine: Figures[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    process.stderr.write(`${label} round ${round}/${ROUNDS}: relay… `);
+    relay.push(await runRelay(withContext));
+    process.stderr.write('engine… ');
+    engine.push(await runEngine(withContext));
+    process.stderr.write('done\n');
+  }
+  return { r: summary(relay), e: summary(engine) };
+}
+
+function report(title: string, { r, e }: { r: Figures; e: Figures }, budgeted: boolean): void {
+  const latencyRatio = e.p50 / r.p50;
+  const throughputRatio = e.rps / r.rps;
+  console.log(`\n${title}\n`);
+  console.log(
+    table([
+      { target: 'bare WebSocket relay (baseline)', 'p50 µs': fmt(r.p50), 'p99 µs': fmt(r.p99), 'calls/s @100': fmt(r.rps, 0) },
+      { target: 'eng engine', 'p50 µs': fmt(e.p50), 'p99 µs': fmt(e.p99), 'calls/s @100': fmt(e.rps, 0) },
+    ]),
+  );
+  const verdict = (ok: boolean, bad: string) => (budgeted ? (ok ? 'OK' : bad) : '(for information)');
+  console.log(`\nlatency ratio (engine/relay, p50): ${fmt(latencyRatio, 2)}×   budget ≤ 1.50× ${verdict(latencyRatio <= 1.5, 'OVER')}`);
+  console.log(
+    `throughput ratio (engine/relay):   ${fmt(throughputRatio * 100, 0)}%   budget ≥ 60% ${verdict(throughputRatio >= 0.6, 'UNDER')}`,
+  );
+}
+
+const setup = `medians of ${ROUNDS} rounds; ${SEQ} sequential calls, ${IN_FLIGHT} in flight for ${SECONDS}s`;
+if (CONTEXT === 'sdk' || CONTEXT === 'both') {
+  report(
+    `bench/invoke — worker→engine→worker round trip, calls carrying a traceparent as the SDKs send them (${setup})`,
+    await pass(true, 'sdk-like'),
+    true,
+  );
+}
+if (CONTEXT === 'none' || CONTEXT === 'both') {
+  report(
+    `bench/invoke — the same calls without trace context: the engine opens and stores a root span per call (${setup})`,
+    await pass(false, 'no-context'),
+    CONTEXT === 'none',
+  );
+}

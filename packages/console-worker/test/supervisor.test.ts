@@ -11,7 +11,12 @@ import { ensureBundle } from './helpers.ts';
 // stops it with the engine, and `eng worker list` shows whether it runs.
 
 function eng(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, NO_COLOR: '1' }, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

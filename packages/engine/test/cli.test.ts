@@ -109,7 +109,15 @@ describe('eng trigger', () => {
   });
 
   it('merges --json with key=value pairs', () => {
-    const r = eng(['trigger', 'engine::functions::info', '--json', '{"function_id":"nope"}', 'function_id=engine::functions::list', '--url', engine.busUrl]);
+    const r = eng([
+      'trigger',
+      'engine::functions::info',
+      '--json',
+      '{"function_id":"nope"}',
+      'function_id=engine::functions::list',
+      '--url',
+      engine.busUrl,
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).function_id).toBe('engine::functions::list');
   });

@@ -10,7 +10,10 @@ function engineFor(text: string, env: NodeJS.ProcessEnv = {}): Engine {
 
 describe('config.yaml', () => {
   it('reads the workers list and its legacy alias modules', () => {
-    const config = parseConfigText('workers:\n  - name: eng-worker-manager\nmodules:\n  - name: console\n    config: {http_port: 3113}\n', file);
+    const config = parseConfigText(
+      'workers:\n  - name: eng-worker-manager\nmodules:\n  - name: console\n    config: {http_port: 3113}\n',
+      file,
+    );
     expect(config.workers.map((w) => w.name)).toEqual(['eng-worker-manager', 'console']);
     expect(config.workers[1]?.config).toEqual({ http_port: 3113 });
   });
@@ -47,7 +50,9 @@ describe('config.yaml', () => {
   });
 
   it('accepts the iii spelling of built-in names and keeps unknown names as external workers', () => {
-    const engine = engineFor('workers:\n  - name: iii-worker-manager\n    config: {port: 0}\n  - name: console\n    config: {http_port: 3113}\n');
+    const engine = engineFor(
+      'workers:\n  - name: iii-worker-manager\n    config: {port: 0}\n  - name: console\n    config: {http_port: 3113}\n',
+    );
     expect(engine.moduleNames).toContain('eng-worker-manager');
     expect(engine.externalWorkers.map((w) => w.name)).toEqual(['console']);
   });

@@ -9,7 +9,8 @@ export type DecodeResult = { ok: true; message: Message } | { ok: false; reason:
  * Returns `undefined` for empty or whitespace-only frames, which are skipped silently.
  */
 export function decodeMessage(text: string): DecodeResult | undefined {
-  if (text.trim() === '') return undefined;
+  // only a frame that starts with whitespace can be blank: skip the copy trim() makes otherwise
+  if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === '')) return undefined;
   let raw: unknown;
   try {
     raw = JSON.parse(text);
