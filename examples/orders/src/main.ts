@@ -35,7 +35,9 @@ client.registerFunction(
   async (input: any) => {
     const body = input?.body ?? input ?? {};
     if (typeof body.sku !== 'string' || body.sku === '') {
-      return input?.body !== undefined ? { status_code: 400, body: { error: 'sku is required' } } : Promise.reject(new Error('sku is required'));
+      return input?.body !== undefined
+        ? { status_code: 400, body: { error: 'sku is required' } }
+        : Promise.reject(new Error('sku is required'));
     }
     const order: Order = {
       id: `ord_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
@@ -47,7 +49,9 @@ client.registerFunction(
     };
     await state.set('orders', order.id, order);
     await client.trigger({ function_id: 'publish', payload: { topic: 'order.created', data: order }, action: { type: 'void' } });
-    await client.trigger({ function_id: 'fulfilment::ship', payload: order, action: { type: 'enqueue', queue: 'fulfilment' } }).catch(() => undefined);
+    await client
+      .trigger({ function_id: 'fulfilment::ship', payload: order, action: { type: 'enqueue', queue: 'fulfilment' } })
+      .catch(() => undefined);
     await client.call('stream::set', { stream_name: 'orders', group_id: 'live', item_id: order.id, data: order }).catch(() => undefined);
     return input?.body !== undefined ? { status_code: 201, body: order } : order;
   },
@@ -55,7 +59,11 @@ client.registerFunction(
     description: 'Create an order',
     request_format: {
       type: 'object',
-      properties: { sku: { type: 'string', description: 'product SKU' }, qty: { type: 'integer', minimum: 1 }, customer: { type: 'string' } },
+      properties: {
+        sku: { type: 'string', description: 'product SKU' },
+        qty: { type: 'integer', minimum: 1 },
+        customer: { type: 'string' },
+      },
       required: ['sku'],
     },
     response_format: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } },
@@ -113,7 +121,9 @@ client.registerFunction(
 client.registerFunction(
   'notifications::on_order_created',
   async (order: any) => {
-    await client.call('engine::log::info', { message: `order ${order.id} created for ${order.customer}`, data: { order_id: order.id } }).catch(() => undefined);
+    await client
+      .call('engine::log::info', { message: `order ${order.id} created for ${order.customer}`, data: { order_id: order.id } })
+      .catch(() => undefined);
     return null;
   },
   { description: 'Reacts to order.created events' },
@@ -125,7 +135,13 @@ client.registerFunction(
     await client.call('state::update', {
       scope: 'stats',
       key: 'orders',
-      ops: [{ type: 'increment', path: event.event_type === 'state:created' ? 'created' : event.event_type === 'state:deleted' ? 'deleted' : 'updated', by: 1 }],
+      ops: [
+        {
+          type: 'increment',
+          path: event.event_type === 'state:created' ? 'created' : event.event_type === 'state:deleted' ? 'deleted' : 'updated',
+          by: 1,
+        },
+      ],
     });
     return null;
   },

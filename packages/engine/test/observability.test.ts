@@ -12,7 +12,7 @@ type Node = TraceTreeNode;
 
 let engine: EngineProcess;
 let client: RawClient;
-let workerA: WorkerProcess;
+let _workerA: WorkerProcess;
 let httpUrl: string;
 const clients: RawClient[] = [];
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   httpUrl = (engine.addresses.http as { url: string }).url;
   client = await RawClient.worker(engine.busUrl);
   clients.push(client);
-  [workerA] = await Promise.all([spawnChainWorker(engine.busUrl, 'a', 'svc-a'), spawnChainWorker(engine.busUrl, 'b-eng', 'svc-b')]);
+  [_workerA] = await Promise.all([spawnChainWorker(engine.busUrl, 'a', 'svc-a'), spawnChainWorker(engine.busUrl, 'b-eng', 'svc-b')]);
   // the http binding of worker A is in place once the route answers
   await waitFor(async () => (await fetch(`${httpUrl}/chain/warmup`)).status === 200, 10_000);
 }, 60_000);

@@ -169,7 +169,6 @@ export class SdkTracer {
   private spans: unknown[] = [];
   private logs: unknown[] = [];
   private timer?: ReturnType<typeof setTimeout>;
-  private dropped = 0;
 
   constructor(private readonly options: TracerOptions) {}
 

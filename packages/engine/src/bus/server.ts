@@ -57,7 +57,7 @@ export class WorkerBus {
     const { host, port, max_frame_bytes } = this.ctx.config;
     const wss = new WebSocketServer({ noServer: true, maxPayload: max_frame_bytes, perMessageDeflate: false });
     this.wss = wss;
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       // plain HTTP on the bus port: tell the caller what this port is for
       res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
       res.end(JSON.stringify({ error: { code: 'UPGRADE_REQUIRED', message: 'this is the eng worker bus: connect with a WebSocket' } }));

@@ -201,7 +201,7 @@ export class Core {
     const binding = this.bindings.get(id);
     if (!binding) return;
     const type = this.triggerTypes.get(binding.triggerType);
-    if (!type || type.provider.kind !== 'worker' || type.provider.workerId !== fromWorkerId) return;
+    if (type?.provider.kind !== 'worker' || type.provider.workerId !== fromWorkerId) return;
     if (!error) {
       binding.status = 'active';
       binding.error = undefined;

@@ -139,7 +139,7 @@ class AttributeIndex {
   remove(key: string, value: string, trace: TraceRec): void {
     const values = this.keys.get(key);
     const set = values?.get(value);
-    if (!values || !set || !set.remove(trace)) return;
+    if (!values || !set?.remove(trace)) return;
     values.delete(value);
     if (values.size === 0) this.keys.delete(key);
   }
