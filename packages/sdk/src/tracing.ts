@@ -169,6 +169,8 @@ export class SdkTracer {
   private spans: unknown[] = [];
   private logs: unknown[] = [];
   private timer?: ReturnType<typeof setTimeout>;
+  /** Spans and log records dropped because the buffer was full (the engine unreachable for long). */
+  dropped = 0;
 
   constructor(private readonly options: TracerOptions) {}
 
