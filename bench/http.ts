@@ -160,12 +160,7 @@ async function main(): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'eng-bench-http-'));
   const config = join(dir, 'config.yaml');
-  const observability =
-    OBSERVABILITY === 'off'
-      ? '  - name: eng-observability\n    config:\n      enabled: false\n'
-      : OBSERVABILITY === 'small'
-        ? '  - name: eng-observability\n    config:\n      memory_max_spans: 1000\n'
-        : '';
+  const observability = OBSERVABILITY === 'off' ? '  - name: eng-observability\n    config:\n      enabled: false\n' : '';
   writeFileSync(
     config,
     `workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: eng-http\n    config:\n      port: 0\n${observability}`,

@@ -4,7 +4,8 @@
  * run against the same engine and worker. Rounds alternate the three paths; figures are medians
  * of the rounds. Budget (ARCHITECTURE.md): ≤ 1.3× the direct call's latency.
  *
- *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200] [--paths direct,recheck,stdio,httptrigger,http]
+ *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200]
+ *                                  [--paths direct,recheck,stdioping,stdio,httptrigger,httpping,http]
  *
  * What each path does per call:
  * - direct: caller → engine → worker → engine → caller (one bus round trip to the worker).
@@ -15,6 +16,9 @@
  *   re-check then the call, i.e. the floor any MCP path has to stand on.
  * - httptrigger (for reference): fetch → eng-http → the same worker, the floor of the HTTP path's
  *   first hop.
+ * - stdioping / httpping (for reference): an MCP `ping` over the same client and transport, which
+ *   eng-mcp answers without the engine: what the MCP client, the transport and the JSON-RPC layer
+ *   cost before any function runs.
  */
 
 import { spawn } from 'node:child_process';
@@ -31,7 +35,7 @@ for (let i = 2; i < process.argv.length; i += 2) args.set((process.argv[i] as st
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const CALLS = Number(args.get('calls') ?? 1000);
 const WARMUP = Number(args.get('warmup') ?? 200);
-const ONLY = (args.get('paths') ?? 'direct,recheck,stdio,httptrigger,http').split(',');
+const ONLY = (args.get('paths') ?? 'direct,recheck,stdioping,stdio,httptrigger,httpping,http').split(',');
 const BUDGET = 1.3;
 const MCP_BIN = resolve(REPO_ROOT, 'packages/mcp/bin/eng-mcp.js');
 const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
@@ -72,7 +76,13 @@ const stdio = new Client({ name: 'bench', version: '1' });
 await stdio.connect(
   new StdioClientTransport({
     command: process.execPath,
-    args: [MCP_BIN, '--engine-url', engine.busUrl],
+    // BENCH_PROFILE_DIR=/some/dir writes a V8 CPU profile of the stdio eng-mcp there
+    args: [
+      ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : []),
+      MCP_BIN,
+      '--engine-url',
+      engine.busUrl,
+    ],
     env: { ...(process.env as Record<string, string>), ENG_WORKER_CONFIG: '' },
     stderr: 'ignore',
   }),
@@ -101,9 +111,11 @@ const paths: Record<string, Call> = {
     await caller.call('engine::functions::info', { function_id: 'bench::echo' });
     return caller.call('bench::echo', PAYLOAD);
   },
+  stdioping: () => stdio.ping(),
   stdio: () => stdio.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
   httptrigger: async () =>
     (await fetch(triggerUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(PAYLOAD) })).json(),
+  httpping: () => http.ping(),
   http: () => http.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
 };
 // sanity: every path really reaches the function
@@ -113,7 +125,7 @@ for (const [name, call] of Object.entries(paths)) {
     throw new Error(`${name} path failed: ${JSON.stringify(result)}`);
 }
 
-const results: Record<string, Array<{ p50: number; p99: number }>> = { direct: [], recheck: [], stdio: [], httptrigger: [], http: [] };
+const results: Record<string, Array<{ p50: number; p99: number }>> = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
 for (let round = 1; round <= ROUNDS; round++) {
   process.stderr.write(`round ${round}/${ROUNDS}:`);
   if (round > 1) {
@@ -136,11 +148,13 @@ const direct = summary('direct');
 const LABELS: Record<string, string> = {
   direct: '@eng/sdk call (baseline)',
   recheck: '@eng/sdk functions::info + call',
+  stdioping: 'MCP ping over stdio (no engine)',
   stdio: 'MCP tools/call over stdio',
   httptrigger: 'fetch → http trigger → same worker',
+  httpping: 'MCP ping over http (no engine)',
   http: 'MCP tools/call over http',
 };
-const rows = ['direct', 'recheck', 'stdio', 'httptrigger', 'http']
+const rows = Object.keys(paths)
   .filter((name) => ONLY.includes(name))
   .map((name) => {
     const s = summary(name);
