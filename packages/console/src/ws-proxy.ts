@@ -1,13 +1,21 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { redactUrl } from './redact.ts';
+import { acceptFor, dialUpstream, UPSTREAM_PROTOCOLS } from './ws-dial.ts';
+import { closeFrame, MAX_CLOSE_REASON_BYTES } from './ws-frames.ts';
+import { SplicedPair } from './ws-splice.ts';
 
 /**
  * A transparent WebSocket proxy: one upstream connection per browser connection, messages relayed
  * 1:1 both ways (text stays text, binary stays binary), ping/pong relayed rather than answered
  * locally, close codes and reasons passed through, no message-size cap, and both legs torn down
  * together. Shared by eng-console (`/ws`, `/ws/streams`) and the console worker (issue 7 §3).
+ *
+ * After the handshake it moves bytes, not messages (ARCHITECTURE.md budget: ≤ 1.15× the latency of a
+ * direct connection): the engine is dialled with the browser's own Sec-WebSocket-Key, its 101 goes
+ * back to the browser, and the two TCP connections are spliced (ws-splice.ts).
  */
 
 export interface WsProxyLogger {
@@ -36,11 +44,9 @@ export interface WsProxy {
   close(code?: number, reason?: string): Promise<void>;
 }
 
-const MAX_REASON_BYTES = 123; // RFC 6455 §5.5: control frame payload 125 bytes, 2 for the code
-
 export function truncateReason(reason: string): string {
   let out = reason;
-  while (Buffer.byteLength(out) > MAX_REASON_BYTES) out = out.slice(0, -1);
+  while (Buffer.byteLength(out) > MAX_CLOSE_REASON_BYTES) out = out.slice(0, -1);
   return out;
 }
 
@@ -71,61 +77,39 @@ function refuse(socket: Duplex, status: number, text: string): void {
 }
 
 const quiet: WsProxyLogger = { debug: () => undefined, warn: () => undefined };
+const KEY_PATTERN = /^[+/0-9A-Za-z]{22}==$/;
+/** Bytes a browser may send before its 101 (it should send none). */
+const MAX_EARLY_BYTES = 64 * 1024;
+/** How long a leg may stay half-closed after the other one closed. */
+const LINGER_MS = 30_000;
+const FORCE_CLOSE_MS = 1500;
 
-function isValidCloseCode(code: number): boolean {
-  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
-}
-
-/** Close `ws` the way its peer closed the other leg. */
-function mirrorClose(ws: WebSocket, code: number, reason: Buffer): void {
-  if (ws.readyState === WebSocket.CLOSED) return;
-  if (ws.readyState === WebSocket.CONNECTING) {
-    ws.terminate();
-    return;
-  }
-  if (isValidCloseCode(code)) ws.close(code, reason);
-  else if (code === 1005) ws.close();
-  else ws.terminate(); // 1006 and friends cannot be sent: drop the connection as the peer did
+/** The checks `ws` makes on an upgrade request, made before dialling the engine. */
+function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  const key = req.headers['sec-websocket-key'];
+  const version = req.headers['sec-websocket-version'];
+  return (
+    req.method === 'GET' &&
+    req.headers.upgrade?.toLowerCase() === 'websocket' &&
+    typeof key === 'string' &&
+    KEY_PATTERN.test(key) &&
+    (version === '13' || version === '8')
+  );
 }
 
 export function createWsProxy(options: WsProxyOptions): WsProxy {
   const logger = options.logger ?? quiet;
   const highWaterMark = options.highWaterMark ?? 16 * 1024 * 1024;
-  // no frame cap (issue 7 §3: a capped proxy broke large trace responses); pings relayed, not auto-answered
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 0, perMessageDeflate: false, autoPong: false, clientTracking: false });
-  const pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
-  const pendingUpstreams = new Set<WebSocket>();
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  // only for the failure paths: accept the browser so it can read a 1011 and its reason
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, clientTracking: false });
+  const pairs = new Set<SplicedPair>();
+  const pendingDials = new Set<() => void>();
   let closing = false;
 
-  const pipe = (client: WebSocket, upstream: WebSocket) => {
-    const pair = { client, upstream };
-    pairs.add(pair);
-    const relay = (from: WebSocket, to: WebSocket) => {
-      from.on('message', (data, isBinary) => {
-        if (to.readyState !== WebSocket.OPEN) return;
-        to.send(data as Buffer, { binary: isBinary }, () => {
-          if (from.isPaused && to.bufferedAmount < highWaterMark) from.resume();
-        });
-        // backpressure: a slow receiver must not make the proxy buffer without bound
-        if (to.bufferedAmount >= highWaterMark && !from.isPaused) from.pause();
-      });
-      from.on('ping', (data) => {
-        if (to.readyState === WebSocket.OPEN) to.ping(data);
-      });
-      from.on('pong', (data) => {
-        if (to.readyState === WebSocket.OPEN) to.pong(data);
-      });
-      from.on('close', (code, reason) => {
-        pairs.delete(pair);
-        mirrorClose(to, code, reason);
-      });
-      from.on('error', (err) => {
-        logger.debug(`ws proxy leg error: ${err.message}`);
-        to.terminate();
-      });
-    };
-    relay(client, upstream);
-    relay(upstream, client);
+  const acceptAndClose = (req: IncomingMessage, socket: Duplex, head: Buffer, reason: string) => {
+    // a browser cannot read an HTTP error on an upgrade: accept, then close 1011 with the reason
+    wss.handleUpgrade(req, socket, head, (client) => client.close(1011, truncateReason(reason)));
   };
 
   const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -138,67 +122,93 @@ export function createWsProxy(options: WsProxyOptions): WsProxy {
       refuse(socket, 403, 'Forbidden');
       return;
     }
+    if (!isWebSocketUpgrade(req)) {
+      wss.handleUpgrade(req, socket, head, (client) => client.terminate()); // answers 400 with the reason
+      return;
+    }
     const target = typeof options.target === 'function' ? options.target(req) : options.target;
-    const protocols = (req.headers['sec-websocket-protocol'] ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean);
-    let upstream: WebSocket;
+    let url: URL;
     try {
-      upstream = new WebSocket(target, protocols, {
-        maxPayload: 0,
-        perMessageDeflate: false,
-        autoPong: false,
-        handshakeTimeout: options.connectTimeoutMs ?? 5000,
-      });
+      url = new URL(target);
+      if (!UPSTREAM_PROTOCOLS.has(url.protocol) || url.hash) throw new Error(`unsupported URL ${redactUrl(target)}`);
     } catch (err) {
       // a malformed target URL: the browser still learns why, the server stays up
       logger.warn(`ws proxy: cannot dial ${redactUrl(target)}: ${(err as Error).message}`);
-      wss.handleUpgrade(req, socket, head, (client) =>
-        client.close(1011, truncateReason(`engine unreachable at ${redactUrl(target)}: invalid URL`)),
-      );
+      acceptAndClose(req, socket, head, `engine unreachable at ${redactUrl(target)}: invalid URL`);
       return;
     }
-    pendingUpstreams.add(upstream);
-    let settled = false;
-    // the browser hung up while we were still dialling the engine
-    const onEarlyClose = () => {
-      if (!settled) {
-        settled = true;
-        pendingUpstreams.delete(upstream);
-        upstream.terminate();
-      }
-    };
-    socket.once('close', onEarlyClose);
 
-    upstream.once('open', () => {
-      if (settled) return;
-      settled = true;
-      pendingUpstreams.delete(upstream);
-      socket.off('close', onEarlyClose);
-      wss.handleUpgrade(req, socket, head, (client) => {
-        if (upstream.readyState !== WebSocket.OPEN) {
-          client.close(1011, truncateReason(`engine connection closed at ${redactUrl(target)}`));
+    const browser = socket as Socket;
+    // bytes the browser sends while we dial are kept (and bounded), a hang-up aborts the dial
+    const early: Buffer[] = head.length > 0 ? [head] : [];
+    let earlyBytes = head.length;
+    const onEarlyData = (chunk: Buffer) => {
+      early.push(chunk);
+      earlyBytes += chunk.length;
+      if (earlyBytes > MAX_EARLY_BYTES) browser.destroy();
+    };
+    const onEarlyError = (err: Error) => logger.debug(`ws proxy: browser socket error while dialling: ${err.message}`);
+    const onEarlyGone = () => abort();
+    const detach = () => {
+      pendingDials.delete(refuseDuringShutdown);
+      browser.off('data', onEarlyData);
+      browser.off('error', onEarlyError);
+      browser.off('end', onEarlyGone);
+      browser.off('close', onEarlyGone);
+    };
+    const abort = () => {
+      detach();
+      dial.abort();
+      browser.destroy();
+    };
+    const refuseDuringShutdown = () => {
+      detach();
+      dial.abort();
+      refuse(browser, 503, 'Service Unavailable');
+    };
+    browser.on('data', onEarlyData);
+    browser.on('error', onEarlyError);
+    browser.once('end', onEarlyGone);
+    browser.once('close', onEarlyGone);
+    pendingDials.add(refuseDuringShutdown);
+
+    const key = req.headers['sec-websocket-key'] as string;
+    const dial = dialUpstream(
+      {
+        url,
+        key,
+        version: req.headers['sec-websocket-version'] as string,
+        protocol: req.headers['sec-websocket-protocol'],
+        timeoutMs: connectTimeoutMs,
+      },
+      (error, dialed) => {
+        detach();
+        if (error !== null || !dialed) {
+          if (browser.destroyed) return;
+          logger.debug(`ws proxy: ${redactUrl(target)}: ${error}`);
+          acceptAndClose(req, browser, Buffer.concat(early), `engine unreachable at ${redactUrl(target)}: ${error}`);
           return;
         }
-        pipe(client, upstream);
-      });
-    });
-    const fail = (why: string) => {
-      if (settled) return;
-      settled = true;
-      pendingUpstreams.delete(upstream);
-      socket.off('close', onEarlyClose);
-      upstream.terminate();
-      if (socket.destroyed) return;
-      logger.debug(`ws proxy: ${why}`);
-      // accept, then close 1011 with the reason: a browser cannot read an HTTP error on an upgrade
-      wss.handleUpgrade(req, socket, head, (client) =>
-        client.close(1011, truncateReason(`engine unreachable at ${redactUrl(target)}: ${why}`)),
-      );
-    };
-    upstream.once('error', (err) => fail((err as NodeJS.ErrnoException).code ?? err.message));
-    upstream.once('unexpected-response', (_req, res) => fail(`HTTP ${res.statusCode}`));
+        if (browser.destroyed || !browser.writable) {
+          dialed.socket.destroy();
+          return;
+        }
+        // the engine's accept was computed from the browser's key: valid end to end
+        browser.write(
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n${
+            dialed.protocol ? `Sec-WebSocket-Protocol: ${dialed.protocol}\r\n` : ''
+          }\r\n`,
+        );
+        const pair = new SplicedPair(browser, dialed.socket, {
+          highWaterMark,
+          lingerMs: LINGER_MS,
+          onFirstClose: () => pairs.delete(pair),
+          onError: (message) => logger.debug(`ws proxy leg error: ${message}`),
+        });
+        pairs.add(pair);
+        pair.start(early, dialed.rest);
+      },
+    );
   };
 
   return {
@@ -208,23 +218,14 @@ export function createWsProxy(options: WsProxyOptions): WsProxy {
     },
     async close(code = 1001, reason = 'proxy shutting down') {
       closing = true;
-      for (const upstream of pendingUpstreams) upstream.terminate();
-      pendingUpstreams.clear();
-      const waits: Promise<void>[] = [];
-      for (const { client, upstream } of pairs) {
-        for (const ws of [client, upstream]) {
-          if (ws.readyState === WebSocket.CLOSED) continue;
-          waits.push(new Promise<void>((resolve) => ws.once('close', () => resolve())));
-          ws.close(code, truncateReason(reason));
-        }
-      }
+      for (const refuseDial of [...pendingDials]) refuseDial();
+      const why = Buffer.from(truncateReason(reason));
+      const open = [...pairs];
+      for (const pair of open) pair.shutdown(closeFrame(code, why, false), closeFrame(code, why, true));
       const force = setTimeout(() => {
-        for (const { client, upstream } of pairs) {
-          client.terminate();
-          upstream.terminate();
-        }
-      }, 1500);
-      await Promise.all(waits);
+        for (const pair of open) pair.destroy();
+      }, FORCE_CLOSE_MS);
+      await Promise.all(open.map((pair) => pair.closed));
       clearTimeout(force);
       pairs.clear();
     },

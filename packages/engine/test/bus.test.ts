@@ -452,6 +452,21 @@ describe('introspection', () => {
         (f.data as any).functions.some((x: any) => x.function_id === 'watch::new_fn'),
     );
     expect((changed.data as any).event).toBe('functions_changed');
+
+    // the same id re-registered with other metadata is a change (an MCP client must learn that a
+    // tool lost its exposure); replaying identical registrations is not
+    newcomer.send({ type: 'registerfunction', id: 'watch::new_fn', metadata: { 'mcp.expose': true } });
+    const remeta = await watcher.next(
+      (f) =>
+        f.type === 'invokefunction' &&
+        f.function_id === 'watch::functions' &&
+        (f.data as any).functions.some((x: any) => x.function_id === 'watch::new_fn' && x.metadata?.['mcp.expose'] === true),
+    );
+    expect((remeta.data as any).event).toBe('functions_changed');
+    watcher.frames.length = 0;
+    newcomer.send({ type: 'registerfunction', id: 'watch::new_fn', metadata: { 'mcp.expose': true } });
+    await new Promise((r) => setTimeout(r, 400));
+    expect(watcher.frames.filter((f) => f.type === 'invokefunction' && f.function_id === 'watch::functions')).toEqual([]);
   });
 
   it('hides bindings of internal functions unless include_internal is set', async () => {

@@ -390,7 +390,7 @@ export function introspectionModule(): EngineModule<Config> {
       const functionsBindings = new Map<string, TriggerBinding>();
       const workersBindings = new Map<string, TriggerBinding>();
       ctx.registerTriggerType(
-        { id: EngineTriggerType.FunctionsAvailable, description: 'Fires when the set of registered functions changes' },
+        { id: EngineTriggerType.FunctionsAvailable, description: 'Fires when functions are added or removed, or re-registered with other metadata, description or schemas' },
         { register: (b) => void functionsBindings.set(b.id, b), unregister: (b) => void functionsBindings.delete(b.id) },
       );
       ctx.registerTriggerType(
@@ -403,9 +403,12 @@ export function introspectionModule(): EngineModule<Config> {
         }
       };
       let lastSignature = '';
+      // the set of ids and what listeners show of each function (description, metadata, schemas):
+      // a function re-registered with other metadata (e.g. losing `mcp.expose`) is a change too,
+      // while a worker replaying the same registrations after a reconnect is not
       const signature = () =>
         [...core.functions.all()]
-          .map((f) => f.id)
+          .map((f) => JSON.stringify([f.id, f.description, f.metadata, f.requestFormat, f.responseFormat]))
           .sort()
           .join('\n');
       lastSignature = signature();
