@@ -8,9 +8,9 @@ import { exposedTools } from './tools.ts';
 // spec: MCP server/tools §list-changed and server/resources §subscriptions. A refresh re-reads the
 // exposed tool set and every subscribed eng:// resource and notifies only on a real change (the
 // reference sent tools/list_changed on every engine event, mcp.md §10). Refreshes run on the
-// engine's `engine::functions-available` (which eng also fires on metadata changes) /
-// `engine::workers-available` events and on a slow poll,
-// which also catches what no event reports (metadata changes, triggers).
+// engine's `engine::functions-available` / `engine::workers-available` events and on a slow poll,
+// which catches what no event reports: trigger changes, and metadata changes on an iii engine
+// (eng fires `functions-available` for those too).
 
 export class ChangeWatcher {
   private lastTools?: string;
