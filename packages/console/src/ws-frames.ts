@@ -38,6 +38,11 @@ export class FrameTracker {
   /** A whole close frame (header and payload) has gone past. */
   closed = false;
 
+  /** Payload bytes of the current frame still to come. */
+  get payloadLeft(): number {
+    return this.remaining;
+  }
+
   /** True between frames: a frame may be inserted here. */
   get atBoundary(): boolean {
     return this.remaining === 0 && this.partialBytes === 0;

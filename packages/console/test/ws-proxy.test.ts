@@ -155,6 +155,21 @@ describe('ws proxy against a WebSocket server', () => {
     await waitFor(() => proxy.size === 0, 2000);
   });
 
+  it('relays a fragmented message with a ping between its fragments, and a close without a code as 1005', async () => {
+    const ws = await open(front.url);
+    const server = upstream.sockets.at(-1) as WebSocket;
+    const serverSawPing = new Promise<string>((r) => server.once('ping', (d) => r(d.toString())));
+    const echoed = nextMessage(ws);
+    ws.send('frag', { fin: false });
+    ws.ping('between');
+    ws.send('mented', { fin: true });
+    expect(await serverSawPing).toBe('between');
+    expect((await echoed).data.toString()).toBe('fragmented');
+    const serverClosed = closed(server);
+    ws.close();
+    expect(await serverClosed).toEqual({ code: 1005, reason: '' });
+  });
+
   it('drops the browser leg when the upstream vanishes without a close frame', async () => {
     const ws = await open(front.url);
     const clientClosed = closed(ws);
