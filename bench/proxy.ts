@@ -4,8 +4,13 @@
  * engine directly, in the same run and against the same engine and executing worker. Budget
  * (ARCHITECTURE.md): ≤ 1.15× latency.
  *
+ * A reference row measures the same client through a bare TCP relay in its own Node process (accept,
+ * connect, `on('data')` → `write`, nothing else): the floor for any proxy written in JavaScript, since
+ * the console worker's proxy splices bytes the same way after its handshake.
+ *
  *   node --import tsx bench/proxy.ts [--rounds 3] [--seq 3000] [--seconds 3]
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,6 +104,31 @@ async function measure(url: string): Promise<Figures> {
   return { p50: percentile(latencies, 50) * 1000, p99: percentile(latencies, 99) * 1000, rps };
 }
 
+/** The bare relay: one process, one upstream TCP connection per client, bytes passed both ways. */
+const RELAY_SOURCE = `
+const net = require('node:net');
+const target = Number(process.argv[1]);
+const server = net.createServer({ noDelay: true }, (client) => {
+  const upstream = net.connect({ port: target, host: '127.0.0.1', noDelay: true });
+  client.on('data', (d) => upstream.write(d));
+  upstream.on('data', (d) => client.write(d));
+  const drop = () => { client.destroy(); upstream.destroy(); };
+  for (const s of [client, upstream]) { s.on('close', drop); s.on('error', drop); }
+});
+server.listen(0, '127.0.0.1', () => console.log('relay ready ' + server.address().port));
+`;
+
+function startRelay(targetPort: number): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['-e', RELAY_SOURCE, String(targetPort)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      const port = /relay ready (\d+)/.exec(chunk.toString())?.[1];
+      if (port) resolve({ url: `ws://127.0.0.1:${port}`, stop: () => stopChild(child) });
+    });
+    child.once('exit', (code) => reject(new Error(`relay exited with ${code}`)));
+  });
+}
+
 ensureEmbeddedBundle({
   env: { ...process.env, SKIP_WEB_BUILD: process.env.SKIP_WEB_BUILD ?? '1' },
   log: (l) => process.stderr.write(`${l}\n`),
@@ -116,19 +146,24 @@ const consoleProc = await spawnTs(
 );
 const proxyUrl = `${(JSON.parse(consoleProc.match[1] as string) as { url: string }).url.replace(/^http/, 'ws')}ws`;
 const echo = await startEchoWorker(busUrl);
+const relay = await startRelay(Number(new URL(busUrl).port));
 
 const direct: Figures[] = [];
+const relayed: Figures[] = [];
 const proxied: Figures[] = [];
 try {
   for (let round = 1; round <= ROUNDS; round++) {
     process.stderr.write(`round ${round}/${ROUNDS}: direct… `);
     direct.push(await measure(busUrl));
+    process.stderr.write('bare relay… ');
+    relayed.push(await measure(relay.url));
     process.stderr.write('through /ws… ');
     proxied.push(await measure(proxyUrl));
     process.stderr.write('done\n');
   }
 } finally {
   echo.close();
+  await relay.stop();
   await stopChild(consoleProc.child);
   await stopChild(engineProc.child);
 }
@@ -139,6 +174,7 @@ const summary = (xs: Figures[]): Figures => ({
   rps: median(xs.map((x) => x.rps)),
 });
 const d = summary(direct);
+const r = summary(relayed);
 const p = summary(proxied);
 const latencyRatio = p.p50 / d.p50;
 console.log(
@@ -147,9 +183,13 @@ console.log(
 console.log(
   table([
     { client: 'direct to the engine bus (baseline)', 'p50 µs': fmt(d.p50), 'p99 µs': fmt(d.p99), 'calls/s @100': fmt(d.rps, 0) },
+    { client: 'through a bare Node TCP relay (reference)', 'p50 µs': fmt(r.p50), 'p99 µs': fmt(r.p99), 'calls/s @100': fmt(r.rps, 0) },
     { client: 'through the console worker /ws', 'p50 µs': fmt(p.p50), 'p99 µs': fmt(p.p99), 'calls/s @100': fmt(p.rps, 0) },
   ]),
 );
 console.log(`\nlatency ratio (proxy/direct, p50): ${fmt(latencyRatio, 2)}×   budget ≤ 1.15× ${latencyRatio <= 1.15 ? 'OK' : 'OVER'}`);
 console.log(`latency ratio (proxy/direct, p99): ${fmt(p.p99 / d.p99, 2)}×`);
 console.log(`throughput ratio (proxy/direct):   ${fmt((p.rps / d.rps) * 100, 0)}%`);
+console.log(
+  `reference: bare relay/direct p50 ${fmt(r.p50 / d.p50, 2)}×; proxy/bare relay p50 ${fmt(p.p50 / r.p50, 2)}× (what the proxy adds over moving bytes in JavaScript)`,
+);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as ws from 'ws';
 import { waitFor } from '../../../test/harness.ts';
@@ -238,6 +239,37 @@ describe('when the engine handshake fails', () => {
       const client = await openBrowser(url);
       expect(await closeOf(client)).toEqual({ code: 1011, reason: `engine unreachable at ${target}: invalid URL` });
     }
+  });
+
+  it('dials a wss:// engine over TLS and checks its certificate', async () => {
+    // a self-signed test certificate (P-256, valid until 2126): the proxy must refuse it
+    const key = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgLBJO2fQM9OAAYXn3
+3FRgsi2dOIhvgHiUWBc8DVeC+tahRANCAARCCkxHF8Q+peR5h6wP0cqhIZcowayy
+VI+7GHNthztsfOE4pPYCnj8OqOc+Sza32ge5LSxTnUQbhvw1Yj6TXTeg
+-----END PRIVATE KEY-----`;
+    const cert = `-----BEGIN CERTIFICATE-----
+MIIBfjCCASWgAwIBAgIUbgQeo++s/qI1JAfjtLt69GG1ekcwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMjA2MjkwNVoYDzIxMjYxMDI5
+MDYyOTA1WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAARCCkxHF8Q+peR5h6wP0cqhIZcowayyVI+7GHNthztsfOE4pPYCnj8O
+qOc+Sza32ge5LSxTnUQbhvw1Yj6TXTego1MwUTAdBgNVHQ4EFgQUs1KS0oMUBt1n
+iLQcuRRV1sR9VtswHwYDVR0jBBgwFoAUs1KS0oMUBt1niLQcuRRV1sR9VtswDwYD
+VR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiAwm3Kod1sHdiHtgqntAgCO
+Afei40VOL25dxRoFDexlpgIgGlK4wbZIbUyQ3X47/fitTE1Jf1LN8DaETvBi9lCN
+qkQ=
+-----END CERTIFICATE-----`;
+    let hellos = 0;
+    const tlsServer = createTlsServer({ key, cert }, (socket) => socket.destroy());
+    tlsServer.on('tlsClientError', () => hellos++);
+    await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise((r) => tlsServer.close(r)));
+    const target = `wss://127.0.0.1:${(tlsServer.address() as AddressInfo).port}`;
+    const { url } = await startFront({ target });
+    const { code, reason } = await closeOf(await openBrowser(url));
+    expect(code).toBe(1011);
+    expect(reason).toMatch(new RegExp(`^engine unreachable at ${target}: (DEPTH_ZERO_SELF_SIGNED_CERT|CERT_NOT_YET_VALID)$`));
+    await waitFor(() => hellos === 1, 3000); // a TLS handshake was attempted, and given up by the proxy
   });
 
   it('stops dialling when the browser hangs up first', async () => {
