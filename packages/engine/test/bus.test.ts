@@ -153,6 +153,50 @@ describe('worker bus: invocation routing', () => {
     expect(info.worker_id).toBe(second.workerId);
   });
 
+  it('engine::functions::invoke calls a function only while its metadata holds the expected values', async () => {
+    const executor = await worker();
+    const caller = await worker();
+    await register(executor, 'bus::guarded', { metadata: { 'mcp.expose': true, 'mcp.tier': 'gold', nested: { a: [1, 2] } } });
+    const expect_ = { metadata: { 'mcp.expose': true, 'mcp.tier': 'gold', nested: { a: [1, 2] } } };
+
+    // matching: the call reaches the executor as the caller's own call (caller id, invocation metadata)
+    const pending = caller.call(
+      'engine::functions::invoke',
+      { function_id: 'bus::guarded', payload: { n: 1 }, expect: expect_ },
+      { metadata: { mcp: { session: 's1' } } },
+    );
+    const call = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::guarded');
+    expect(call.data).toEqual({ n: 1, _caller_worker_id: caller.workerId });
+    expect(call.metadata).toEqual({ mcp: { session: 's1' } });
+    executor.send({ type: 'invocationresult', invocation_id: call.invocation_id, result: { ok: 'yes' } });
+    expect((await pending).result).toEqual({ ok: 'yes' });
+
+    // the function's own failure comes back unchanged
+    const failing = caller.call('engine::functions::invoke', { function_id: 'bus::guarded', payload: {}, expect: expect_ });
+    const second = await executor.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::guarded');
+    executor.send({ type: 'invocationresult', invocation_id: second.invocation_id, error: { code: 'E_SKU', message: 'no such sku' } });
+    expect((await failing).error).toMatchObject({ code: 'E_SKU', message: 'no such sku' });
+
+    // a value that no longer holds, a missing key, or a missing function: refused, nothing runs
+    const refusals = [
+      [
+        { function_id: 'bus::guarded', expect: { metadata: { 'mcp.tier': 'silver' } } },
+        'PRECONDITION_FAILED',
+        /"mcp.tier" is "gold", expected "silver"/,
+      ],
+      [{ function_id: 'bus::guarded', expect: { metadata: { owner: 'x' } } }, 'PRECONDITION_FAILED', /"owner" is null, expected "x"/],
+      [{ function_id: 'bus::guarded', expect: { metadata: { nested: { a: [1] } } } }, 'PRECONDITION_FAILED', /"nested"/],
+      [{ function_id: 'bus::nowhere', expect: { metadata: {} } }, 'NOT_FOUND', /^Function bus::nowhere not found$/],
+      [{ payload: {} }, 'deserialization_error', /function_id/],
+    ] as const;
+    for (const [input, code, message] of refusals) {
+      const result = await caller.call('engine::functions::invoke', input);
+      expect((result.error as { code: string }).code).toBe(code);
+      expect((result.error as { message: string }).message).toMatch(message);
+    }
+    await expect(executor.next((f) => f.type === 'invokefunction', 200)).rejects.toThrow();
+  });
+
   it('answers the enqueue action with enqueue_error when no queue provider is installed', async () => {
     const caller = await worker();
     const executor = await worker();

@@ -72,6 +72,7 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     progressFunctionId: ids.progress,
     logFunctionId: ids.log,
     onDegradedList: () => watcher.degradedListServed(),
+    onStaleMirror: () => watcher.schedule(),
   });
   const transport = options.noStdio ? 'http' : 'stdio';
   const resources = new ResourceService(view, policy);

@@ -10,6 +10,8 @@ const LIST_WORKERS = 'engine::workers::list';
 const LIST_REGISTERED_TRIGGERS = 'engine::registered-triggers::list';
 const LIST_TRIGGERS_011 = 'engine::triggers::list';
 const INFO_BATCH = 32;
+/** eng engines: a call made only if the function's metadata still holds the expected values. */
+export const GUARDED_INVOKE = 'engine::functions::invoke';
 
 export interface TriggerRow {
   id: string;
@@ -29,10 +31,56 @@ export interface WorkerRow {
 const codeOf = (err: unknown) => (err as { code?: string } | null)?.code;
 
 export class EngineView {
+  /**
+   * The functions as of the latest full listing (every tools/list and every watcher refresh, which
+   * runs on each `engine::functions-available` event). Only a hint for the guarded fast path: the
+   * engine itself checks exposure at dispatch time, so a stale row can cost a fallback, never a
+   * call the policy forbids.
+   */
+  private mirror = new Map<string, FunctionRow>();
+  /** Whether the connected engine serves GUARDED_INVOKE: unknown until asked, per connection. */
+  private guarded: boolean | Promise<boolean> | undefined;
+
   constructor(
     private readonly client: EngClient,
     private readonly timeoutMs = 10_000,
-  ) {}
+  ) {
+    // another engine may answer after a reconnect: forget what this one had and could do
+    const forget = () => {
+      this.mirror = new Map();
+      this.guarded = undefined;
+    };
+    client.on('connected', forget);
+    client.on('disconnected', forget);
+  }
+
+  /** The mirrored row of `functionId`, if the latest listing had it. */
+  mirrored(functionId: string): FunctionRow | undefined {
+    return this.mirror.get(functionId);
+  }
+
+  /** True once the engine is known to serve GUARDED_INVOKE; the first ask starts the probe and answers false. */
+  guardedInvokeReady(): boolean {
+    if (this.guarded === undefined && this.connected) {
+      const probe = this.functionInfo(GUARDED_INVOKE).then(
+        (row) => {
+          if (this.guarded === probe) this.guarded = row !== null;
+          return row !== null;
+        },
+        () => {
+          if (this.guarded === probe) this.guarded = undefined;
+          return false;
+        },
+      );
+      this.guarded = probe;
+    }
+    return this.guarded === true;
+  }
+
+  /** The engine turned out not to serve GUARDED_INVOKE after all. */
+  guardedInvokeMissing(): void {
+    this.guarded = false;
+  }
 
   /** False while the engine connection is down (calls would wait for it). */
   get connected(): boolean {
@@ -55,7 +103,7 @@ export class EngineView {
     const result = await this.call<{ functions?: FunctionRow[] }>(LIST_FUNCTIONS, {});
     const rows = Array.isArray(result?.functions) ? result.functions.filter((f) => typeof f?.function_id === 'string') : [];
     const slim = rows.filter((row) => !('request_format' in row));
-    if (slim.length === 0) return rows;
+    if (slim.length === 0) return this.remember(rows);
     const details = new Map<string, FunctionRow>();
     for (let i = 0; i < slim.length; i += INFO_BATCH) {
       const ids = slim.slice(i, i + INFO_BATCH).map((row) => row.function_id);
@@ -69,11 +117,18 @@ export class EngineView {
         break; // an engine without the detail call: keep the rows as they are
       }
     }
-    return rows.map((row) => {
-      const d = details.get(row.function_id) as (FunctionRow & { request_schema?: unknown; response_schema?: unknown }) | undefined;
-      if (!d) return row;
-      return { ...row, request_format: d.request_format ?? d.request_schema, response_format: d.response_format ?? d.response_schema };
-    });
+    return this.remember(
+      rows.map((row) => {
+        const d = details.get(row.function_id) as (FunctionRow & { request_schema?: unknown; response_schema?: unknown }) | undefined;
+        if (!d) return row;
+        return { ...row, request_format: d.request_format ?? d.request_schema, response_format: d.response_format ?? d.response_schema };
+      }),
+    );
+  }
+
+  private remember(rows: FunctionRow[]): FunctionRow[] {
+    this.mirror = new Map(rows.map((row) => [row.function_id, row]));
+    return rows;
   }
 
   /**

@@ -2,8 +2,8 @@ import type { EngClient } from '@eng/sdk';
 import { ErrorCode, McpError, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { BuiltinHandlers } from './builtin-handlers.ts';
 import { BUILTIN_NAMES, BUILTIN_TOOLS, type BuiltinVisibility, builtinRefusal, builtinsVisible, isBuiltin } from './builtins.ts';
-import type { EngineView } from './engine-view.ts';
-import { type ExposurePolicy, type FunctionRow, functionIdOf, isExposed, toolName } from './exposure.ts';
+import { type EngineView, GUARDED_INVOKE } from './engine-view.ts';
+import { type ExposurePolicy, type FunctionRow, functionIdOf, inHardFloor, isExposed, toolName } from './exposure.ts';
 import { checkGate } from './gate.ts';
 import type { McpSession, SessionHub } from './sessions.ts';
 import { engineFailureText, fail, ok, type ToolResult } from './tool-result.ts';
@@ -39,7 +39,12 @@ export interface ToolServiceDeps {
   logFunctionId: string;
   /** Told when a listing went out without function tools because the engine was unreachable. */
   onDegradedList?: () => void;
+  /** Told when the mirrored function rows turned out stale (the guarded call refused). */
+  onStaleMirror?: () => void;
 }
+
+/** A guarded call that did not run: the engine refused it before dispatch. */
+const NOT_RUN = Symbol('not run');
 
 /** The exposed functions as tools, in engine order; a function whose name collides with an earlier one is skipped. */
 export function exposedTools(rows: FunctionRow[], policy: ExposurePolicy, protocolVersion?: string): ToolDefinition[] {
@@ -87,6 +92,9 @@ export class ToolService {
       const refusal = builtinRefusal(name, ctx.session.transport, this.deps.flags);
       return refusal ? fail(refusal) : this.deps.builtins.run(name, args ?? {});
     }
+    const input = args ?? {};
+    const fast = await this.callGuarded(name, input, ctx);
+    if (fast !== NOT_RUN) return fast;
     const gate = await checkGate(this.deps.view, this.deps.policy, functionIdOf(name), name);
     if (!gate.ok) {
       // spec 2025-06-18 server/tools §error handling: an unknown tool is a protocol error
@@ -94,14 +102,59 @@ export class ToolService {
       return fail(gate.text);
     }
     const row = gate.row;
-    const input = args ?? {};
     const problem = validateAgainst(inputSchemaOf(row.request_format), input);
     if (problem) return fail(`Invalid arguments for tool '${name}': ${problem}`);
     const payload = inputMapping(row.request_format) === 'wrapped' ? input.input : input;
-    return this.invoke(row, payload, ctx);
+    return (await this.invoke(row, payload, ctx)) as ToolResult;
   }
 
-  private async invoke(row: FunctionRow, payload: unknown, ctx: CallContext): Promise<ToolResult> {
+  /**
+   * The fast path of seed §4.3 rule 4 on an eng engine: the row comes from the mirror and the
+   * re-check (c) happens inside the engine, atomically with the dispatch (GUARDED_INVOKE with the
+   * metadata the policy requires), so a call costs one engine round trip instead of two. NOT_RUN
+   * when the path does not apply or the engine refused before running anything (the mirror was
+   * stale): the caller then takes the full path, which decides afresh.
+   */
+  private async callGuarded(name: string, input: Record<string, unknown>, ctx: CallContext): Promise<ToolResult | typeof NOT_RUN> {
+    const { view, policy } = this.deps;
+    if (!view.connected || !view.guardedInvokeReady()) return NOT_RUN;
+    let functionId = functionIdOf(name);
+    let row = view.mirrored(functionId);
+    if (!row && name !== functionId) {
+      functionId = name;
+      row = view.mirrored(functionId);
+    }
+    if (!row || inHardFloor(functionId) || !isExposed(row, policy)) return NOT_RUN;
+    // a problem may come from a stale schema: the full path checks against the current one
+    if (validateAgainst(inputSchemaOf(row.request_format), input)) return NOT_RUN;
+    const payload = inputMapping(row.request_format) === 'wrapped' ? input.input : input;
+    const expected: Record<string, unknown> = {};
+    if (!policy.exposeAll) expected['mcp.expose'] = true;
+    if (policy.tier !== undefined) expected['mcp.tier'] = policy.tier;
+    const refused = (err: unknown): boolean => {
+      const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+      const text = typeof message === 'string' ? message : '';
+      if (code === 'function_not_found' && text.includes(GUARDED_INVOKE)) {
+        view.guardedInvokeMissing();
+        return true;
+      }
+      // the engine's own refusals name the function first; a failure of the function itself does not
+      const ours = text.startsWith(`Function ${functionId}:`) || text === `Function ${functionId} not found`;
+      if (ours && (code === 'PRECONDITION_FAILED' || code === 'NOT_FOUND')) {
+        this.deps.onStaleMirror?.();
+        return true;
+      }
+      return false;
+    };
+    return this.invoke(row, payload, ctx, { functionId, expected, refused });
+  }
+
+  private async invoke(
+    row: FunctionRow,
+    payload: unknown,
+    ctx: CallContext,
+    guard?: { functionId: string; expected: Record<string, unknown>; refused(err: unknown): boolean },
+  ): Promise<ToolResult | typeof NOT_RUN> {
     const { hub } = this.deps;
     const progress = ctx.progressToken !== undefined ? hub.openProgress(ctx.session, ctx.requestId, ctx.progressToken) : undefined;
     const metadata = {
@@ -114,8 +167,9 @@ export class ToolService {
     };
     try {
       const call = this.deps.client.trigger({
-        function_id: row.function_id,
-        payload,
+        ...(guard
+          ? { function_id: GUARDED_INVOKE, payload: { function_id: guard.functionId, payload, expect: { metadata: guard.expected } } }
+          : { function_id: row.function_id, payload }),
         timeoutMs: this.deps.invocationTimeoutMs,
         metadata,
       });
@@ -123,6 +177,7 @@ export class ToolService {
       return this.shape(row, result, ctx.session);
     } catch (err) {
       if (ctx.signal.aborted) return fail('Request cancelled');
+      if (guard?.refused(err)) return NOT_RUN;
       return fail(engineFailureText(err));
     } finally {
       progress?.close();

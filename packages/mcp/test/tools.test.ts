@@ -21,6 +21,17 @@ function otherWorker(name: string): EngClient {
   return w;
 }
 
+/** Traces holding a call span of `functionId` (every call eng-mcp makes starts its own trace). */
+async function tracesCalling(functionId: string): Promise<number> {
+  const page = await worker.call<{ total: number }>('engine::traces::list', {
+    name: `call ${functionId}`,
+    search_all_spans: true,
+    include_internal: true,
+    limit: 1,
+  });
+  return page.total;
+}
+
 async function toolNames(client = mcp.client): Promise<string[]> {
   const names: string[] = [];
   let cursor: string | undefined;
@@ -33,7 +44,8 @@ async function toolNames(client = mcp.client): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  engine = await startMcpEngine();
+  // engine built-ins traced too: the tests below count the engine calls eng-mcp makes per tool call
+  engine = await startMcpEngine('  - name: eng-observability\n    config:\n      trace_builtins: true\n      logs_console_output: false\n');
   worker = await demoWorker(engine);
   mcp = await stdioMcp(engine);
 });
@@ -192,6 +204,47 @@ describe('tools/call', () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain("Function 'flip::fn' is not exposed via mcp.expose metadata");
     await flip.close();
+  });
+
+  it('on an eng engine the re-check runs inside the engine, in the same round trip as the call', async () => {
+    await mcp.client.callTool({ name: 'demo__echo', arguments: { warm: true } });
+    await sleep(100);
+    const before = { info: await tracesCalling('engine::functions::info'), guarded: await tracesCalling('engine::functions::invoke') };
+    for (let i = 0; i < 3; i++) {
+      const result = await mcp.client.callTool({ name: 'demo__echo', arguments: { i } });
+      expect(JSON.parse(textOf(result)).echoed.i).toBe(i);
+    }
+    await waitFor(async () => (await tracesCalling('engine::functions::invoke')) - before.guarded === 3);
+    expect(await tracesCalling('engine::functions::info')).toBe(before.info);
+  });
+
+  it('a call racing a lost opt-in is refused by the engine, runs nothing, and gets the not-exposed text', async () => {
+    const racer = otherWorker('racer');
+    let ran = 0;
+    const exposed = racer.registerFunction('race::fn', () => 'ran', { metadata: { 'mcp.expose': true } });
+    await racer.ready();
+    await waitFor(async () => (await toolNames()).includes('race__fn'));
+    await sleep(300); // let the engine's change event and eng-mcp's refresh for the registration pass
+    const before = { info: await tracesCalling('engine::functions::info'), guarded: await tracesCalling('engine::functions::invoke') };
+    exposed.unregister();
+    racer.registerFunction(
+      'race::fn',
+      () => {
+        ran++;
+        return 'ran anyway';
+      },
+      { metadata: {} },
+    );
+    // one round trip on the racer's own connection: the engine has the new registration after it
+    await racer.call('engine::functions::info', { function_id: 'race::fn' });
+    const result = await mcp.client.callTool({ name: 'race__fn', arguments: {} });
+    expect(textOf(result)).toContain("Function 'race::fn' is not exposed via mcp.expose metadata");
+    expect(ran).toBe(0);
+    // eng-mcp still had the opted-in row: the guarded call was tried and refused, then the full
+    // path looked afresh (the racer's own info call is the other one)
+    await waitFor(async () => (await tracesCalling('engine::functions::info')) - before.info === 2);
+    expect((await tracesCalling('engine::functions::invoke')) - before.guarded).toBe(1);
+    await racer.close();
   });
 
   it('sends progress notifications when the client asks, and log messages at or above its level', async () => {

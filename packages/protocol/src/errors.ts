@@ -30,6 +30,8 @@ export const ErrorCode = {
   MemoryExporterNotEnabled: 'memory_exporter_not_enabled',
   NotFound: 'NOT_FOUND',
   InvalidArguments: 'INVALID_ARGUMENTS',
+  // engine::functions::invoke: the function no longer matches the caller's expectation
+  PreconditionFailed: 'PRECONDITION_FAILED',
   // built-in specific
   GetError: 'GET_ERROR',
   SetError: 'SET_ERROR',

@@ -4,6 +4,7 @@ import { z } from 'zod';
 export const EngineFunction = {
   FunctionsList: 'engine::functions::list',
   FunctionsInfo: 'engine::functions::info',
+  FunctionsInvoke: 'engine::functions::invoke',
   WorkersList: 'engine::workers::list',
   WorkersInfo: 'engine::workers::info',
   WorkersRegister: 'engine::workers::register',
@@ -36,6 +37,17 @@ export const FunctionsInfoInput = z.union([
   z.object({ function_id: z.string().min(1) }),
   z.object({ function_ids: z.array(z.string()).min(1).max(32) }),
 ]);
+/**
+ * eng extension: invoke a function only if it still matches what the caller expects of it, checked
+ * and dispatched in one step (no window between a look-up and the call). `expect.metadata` maps
+ * flat metadata keys to the JSON value each must equal (null: absent or null).
+ */
+export const FunctionsInvokeInput = z.object({
+  function_id: z.string().min(1),
+  payload: z.unknown().optional(),
+  expect: z.object({ metadata: z.record(z.string(), z.unknown()).optional() }).optional(),
+  timeout_ms: z.number().int().positive().optional(),
+});
 export const WorkersListInput = z.object({
   worker_id: z.string().optional(),
   search: z.string().optional(),

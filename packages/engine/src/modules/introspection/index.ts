@@ -8,6 +8,7 @@ import {
   type FunctionDetail,
   type FunctionRecord,
   FunctionsInfoInput,
+  FunctionsInvokeInput,
   FunctionsListInput,
   RegisteredTriggersListInput,
   RegisterTriggerInput,
@@ -210,6 +211,31 @@ export class Introspection {
   }
 }
 
+/** Why `metadata` does not hold the `expected` values (JSON equality per flat key), or undefined when it does. */
+export function metadataMismatch(
+  metadata: Record<string, unknown> | null,
+  expected: Record<string, unknown> | undefined,
+): string | undefined {
+  if (!expected) return undefined;
+  for (const key of Object.keys(expected)) {
+    const want = expected[key] ?? null;
+    const have = metadata?.[key] ?? null;
+    if (!sameJson(have, want)) return `metadata "${key}" is ${JSON.stringify(have)}, expected ${JSON.stringify(want)}`;
+  }
+  return undefined;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) if (!sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
+}
+
 export function introspectionModule(): EngineModule<Config> {
   let timer: NodeJS.Timeout | undefined;
   const unsubscribers: Array<() => void> = [];
@@ -265,6 +291,28 @@ export function introspectionModule(): EngineModule<Config> {
               return entry ? view.functionDetail(entry) : { function_id: id, error: 'not_found' };
             }),
           };
+        },
+      );
+      ctx.registerFunction(
+        {
+          id: EngineFunction.FunctionsInvoke,
+          description: 'Invoke a function only if its metadata still holds the expected values (checked and dispatched in one step)',
+          request_format: z.toJSONSchema(FunctionsInvokeInput),
+        },
+        (input, info) => {
+          const q = parse(FunctionsInvokeInput, input);
+          const entry = core.functions.get(q.function_id);
+          if (!entry) throw new EngError(ErrorCode.NotFound, `Function ${q.function_id} not found`);
+          const mismatch = metadataMismatch(entry.metadata, q.expect?.metadata);
+          if (mismatch) throw new EngError(ErrorCode.PreconditionFailed, `Function ${q.function_id}: ${mismatch}`);
+          // the inner call is the caller's call: same caller, context and invocation metadata
+          return ctx.call(q.function_id, q.payload ?? {}, {
+            callerWorkerId: info.callerWorkerId,
+            traceparent: info.traceparent,
+            baggage: info.baggage,
+            metadata: info.metadata,
+            timeoutMs: q.timeout_ms,
+          });
         },
       );
       ctx.registerFunction(
@@ -390,7 +438,10 @@ export function introspectionModule(): EngineModule<Config> {
       const functionsBindings = new Map<string, TriggerBinding>();
       const workersBindings = new Map<string, TriggerBinding>();
       ctx.registerTriggerType(
-        { id: EngineTriggerType.FunctionsAvailable, description: 'Fires when functions are added or removed, or re-registered with other metadata, description or schemas' },
+        {
+          id: EngineTriggerType.FunctionsAvailable,
+          description: 'Fires when functions are added or removed, or re-registered with other metadata, description or schemas',
+        },
         { register: (b) => void functionsBindings.set(b.id, b), unregister: (b) => void functionsBindings.delete(b.id) },
       );
       ctx.registerTriggerType(
