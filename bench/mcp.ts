@@ -9,11 +9,12 @@
  *
  * What each path does per call:
  * - direct: caller → engine → worker → engine → caller (one bus round trip to the worker).
- * - stdio:  MCP client → stdio → eng-mcp → `engine::functions::info` (the fresh exposure re-check
- *           of seed §4.3 rule 4c, one engine round trip) → the same call as `direct` → stdio.
- * - http:   MCP client → HTTP → eng-http → eng-mcp (one bus hop) → the re-check → the call → back.
- * - recheck (for reference): the caller itself doing what eng-mcp asks of the engine per call, the
- *   re-check then the call, i.e. the floor any MCP path has to stand on.
+ * - stdio:  MCP client → stdio → eng-mcp → `engine::functions::invoke` (the exposure re-check of
+ *           seed §4.3 rule 4c done by the engine in the same step as the dispatch) → the worker →
+ *           back → stdio. One engine round trip, as `direct`.
+ * - http:   MCP client → HTTP → eng-http → eng-mcp (one bus hop) → the guarded call → back.
+ * - recheck (for reference): the re-check as its own round trip before the call, which is what
+ *   eng-mcp does on an iii engine (no `engine::functions::invoke`).
  * - httptrigger (for reference): fetch → eng-http → the same worker, the floor of the HTTP path's
  *   first hop.
  * - stdioping / httpping (for reference): an MCP `ping` over the same client and transport, which
@@ -106,7 +107,7 @@ let http = await httpMcpClient();
 const triggerUrl = `${(engine.addresses.http as { url: string }).url}/bench/echo`;
 const paths: Record<string, Call> = {
   direct: () => caller.call('bench::echo', PAYLOAD),
-  // what eng-mcp itself asks of the engine per call: the fresh re-check, then the call
+  // what eng-mcp asks of an iii engine per call: the fresh re-check, then the call
   recheck: async () => {
     await caller.call('engine::functions::info', { function_id: 'bench::echo' });
     return caller.call('bench::echo', PAYLOAD);
