@@ -205,6 +205,55 @@ describe('retries and the dead-letter queue', () => {
     expect(await call('engine::queue::dlq_topics')).toContainEqual({ topic: 'retrying', broker_type: 'function_queue', message_count: 1 });
   });
 
+  it('traces each delivery attempt as a consumer span tagged with the message id (group by message)', async () => {
+    const worker = await engWorker('q-traced');
+    let attempts = 0;
+    worker.registerFunction('q::traced', async () => {
+      attempts++;
+      if (attempts === 1) throw new Error('first attempt fails');
+      return 'done';
+    });
+    await registered('q::traced');
+    const { messageReceiptId } = await worker.trigger<{ messageReceiptId: string }>({
+      function_id: 'q::traced',
+      payload: { job: 'traced' },
+      action: EngTriggerAction.Enqueue({ queue: 'single-ops' }),
+    });
+    type Span = { span_id: string; kind: string; status: string; attributes: Array<[string, string]> };
+    const attemptSpans = async (): Promise<Span[]> => {
+      const page = await call<{ spans: Array<{ trace_id: string }> }>('engine::traces::list', {
+        attributes: [['eng.message.id', messageReceiptId]],
+        search_all_spans: true,
+      });
+      const spans: Span[] = [];
+      for (const trace_id of new Set(page.spans.map((row) => row.trace_id))) {
+        const detail = await call<{ spans: Span[] }>('engine::traces::spans', { trace_id });
+        spans.push(...detail.spans.filter((sp) => sp.attributes.some(([k, v]) => k === 'eng.message.id' && v === messageReceiptId)));
+      }
+      return spans;
+    };
+    await waitFor(async () => (await attemptSpans()).filter((sp) => sp.status !== 'unset').length === 2, 5000);
+    const spans = (await attemptSpans()).sort((a, b) => {
+      const attempt = (sp: Span) => Number(sp.attributes.find(([k]) => k === 'eng.queue.attempt')?.[1]);
+      return attempt(a) - attempt(b);
+    });
+    expect(spans.map((sp) => sp.kind)).toEqual(['consumer', 'consumer']);
+    expect(spans.map((sp) => sp.status)).toEqual(['error', 'ok']);
+    for (const [i, sp] of spans.entries()) {
+      expect(Object.fromEntries(sp.attributes)).toMatchObject({
+        'messaging.system': 'eng-queue',
+        'messaging.destination.name': 'single-ops',
+        'messaging.message.id': messageReceiptId,
+        'eng.queue.attempt': String(i + 1),
+        function_id: 'q::traced',
+      });
+    }
+    const grouped = await call<{ groups: Array<{ value: string; trace_ids: string[] }> }>('engine::traces::group_by', {
+      attribute: 'eng.message.id',
+    });
+    expect(grouped.groups.find((g) => g.value === messageReceiptId)?.trace_ids.length).toBeGreaterThanOrEqual(1);
+  });
+
   it('redrive moves every dead-lettered message back and it is delivered', async () => {
     const worker = await engWorker('q-redrive');
     let healthy = false;

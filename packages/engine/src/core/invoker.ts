@@ -25,6 +25,16 @@ export interface InvokeOptions {
   action?: TriggerAction | null;
   /** Engine-side deadline for internal callers (HTTP module, CLI). The bus itself has none (§2.4). */
   timeoutMs?: number;
+  /**
+   * What the engine's span for this call should say beyond the defaults (queue deliveries: kind
+   * `consumer` and the message's attributes). A call with this always gets an engine span.
+   */
+  span?: CallSpanHints;
+}
+
+export interface CallSpanHints {
+  kind?: 'server' | 'consumer' | 'internal';
+  attributes: Record<string, string | number | boolean>;
 }
 
 /** One dispatched call, as observers see it. `traceparent` may be rewritten by `beforeDispatch`. */
@@ -37,6 +47,7 @@ export interface CallRecord {
   baggage?: string;
   startedAtNs: bigint;
   startedAtMs: number;
+  span?: CallSpanHints;
 }
 
 export interface InvocationObserver {
@@ -136,6 +147,7 @@ export class Invoker {
       startedAtNs: process.hrtime.bigint(),
       startedAtMs: Date.now(),
     };
+    if (options.span) call.span = options.span;
     for (const observer of this.observers) observer.beforeDispatch?.(call);
 
     if (entry.handler) {

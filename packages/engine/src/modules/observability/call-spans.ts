@@ -19,7 +19,9 @@ const isEngineBuiltin = (id: string) => id.startsWith('engine::') && !id.startsW
  * - in-process module functions (`state::*`, `stream::*`, …) get a span only under an incoming
  *   traceparent; `engine::*` built-ins only with `trace_builtins` (III_OTEL_TRACE_BUILTINS): @eng/sdk
  *   callers always send a context, and the console's polling must not fill the span store;
- * - observability functions never do, so reading traces does not create traces.
+ * - observability functions never do, so reading traces does not create traces;
+ * - a call dispatched with span hints (a queue delivery) always gets one, with the hints' kind and
+ *   attributes: each delivery attempt of a message is a `consumer` span carrying `eng.message.id`.
  */
 export function callSpanObserver(core: Core, tracer: EngineTracer, options: { traceBuiltins: boolean }): InvocationObserver {
   const open = new WeakMap<CallRecord, EngineSpan>();
@@ -32,8 +34,11 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
       if (parent && !parent.sampled) return; // the caller decided not to record this trace
       const entry = core.functions.get(call.functionId);
       const routedToWorker = call.executorWorkerId !== null;
-      if (routedToWorker && parent) return;
-      if (!routedToWorker && !options.traceBuiltins && (!parent || isEngineBuiltin(call.functionId))) return;
+      const hints = call.span;
+      if (!hints) {
+        if (routedToWorker && parent) return;
+        if (!routedToWorker && !options.traceBuiltins && (!parent || isEngineBuiltin(call.functionId))) return;
+      }
 
       // functions registered with `metadata.internal: true` (e.g. the console UI's live hooks) are system spans too
       const kind = entry ? (entry.metadata?.internal === true ? 'internal' : functionKind(entry)) : 'user';
@@ -41,9 +46,10 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
       const workerName = call.executorWorkerId ? core.workers.nameOf(call.executorWorkerId) : undefined;
       const span = tracer.startSpan(`call ${call.functionId}`, {
         traceparent: call.traceparent,
-        kind: 'server',
+        kind: hints?.kind ?? 'server',
         // built when the span is stored, after the caller has its reply
         attributes: () => ({
+          ...hints?.attributes,
           function_id: call.functionId,
           'faas.invoked_name': call.functionId,
           'eng.function.kind': kind,

@@ -187,6 +187,19 @@ export class Dispatcher {
       }
       if (verdict.result === false) return 'skipped';
     }
+    // spec §2.6 queue spans: each delivery attempt is a consumer span tagged with the message, so
+    // the trace explorer's "group by message" gathers a message's attempts
+    options.span = {
+      kind: 'consumer',
+      attributes: {
+        'messaging.system': 'eng-queue',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': message.name,
+        'messaging.message.id': message.id,
+        'eng.message.id': message.id,
+        'eng.queue.attempt': message.attempts + 1,
+      },
+    };
     return this.deps.invoke(message.functionId, data, options);
   }
 
