@@ -23,6 +23,7 @@
  */
 
 import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { connect } from '@eng/sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -101,7 +102,9 @@ async function httpMcpClient(): Promise<Client> {
   return client;
 }
 // undici ties an abort listener per request to the transport's signal until GC: a fresh client per
-// round keeps that client-side bookkeeping out of the figures (and out of the warnings)
+// round keeps that client-side bookkeeping out of the figures, and no listener limit on the
+// signals created from here on keeps its leak warning (about the client, not eng-mcp) out of the output
+setMaxListeners(0);
 let http = await httpMcpClient();
 
 const triggerUrl = `${(engine.addresses.http as { url: string }).url}/bench/echo`;

@@ -6,11 +6,13 @@
  *
  * A reference row measures the same client through a bare TCP relay in its own Node process (accept,
  * connect, `on('data')` → `write`, nothing else): the floor for any proxy written in JavaScript, since
- * the console worker's proxy splices bytes the same way after its handshake.
+ * the console worker's proxy splices bytes the same way after its handshake. A second reference row
+ * does the same with bench/c-relay.c (one epoll loop, read/write, compiled with `cc` when the machine
+ * has one): the floor for any proxy that runs as its own process, in any language.
  *
  *   node --import tsx bench/proxy.ts [--rounds 3] [--seq 3000] [--seconds 3]
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -118,8 +120,10 @@ const server = net.createServer({ noDelay: true }, (client) => {
 server.listen(0, '127.0.0.1', () => console.log('relay ready ' + server.address().port));
 `;
 
-function startRelay(targetPort: number): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['-e', RELAY_SOURCE, String(targetPort)], { stdio: ['ignore', 'pipe', 'inherit'] });
+type Relay = { url: string; stop(): Promise<void> };
+
+function startRelay(targetPort: number, command: string[] = [process.execPath, '-e', RELAY_SOURCE]): Promise<Relay> {
+  const child = spawn(command[0] as string, [...command.slice(1), String(targetPort)], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       const port = /relay ready (\d+)/.exec(chunk.toString())?.[1];
@@ -147,9 +151,21 @@ const consoleProc = await spawnTs(
 const proxyUrl = `${(JSON.parse(consoleProc.match[1] as string) as { url: string }).url.replace(/^http/, 'ws')}ws`;
 const echo = await startEchoWorker(busUrl);
 const relay = await startRelay(Number(new URL(busUrl).port));
+/** bench/c-relay.c compiled into the scratch directory; undefined (row skipped) without a C compiler. */
+async function startCRelay(targetPort: number): Promise<Relay | undefined> {
+  const binary = join(dir, 'c-relay');
+  const built = spawnSync('cc', ['-O2', '-o', binary, join(import.meta.dirname, 'c-relay.c')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (built.error || built.status !== 0) {
+    process.stderr.write(`no C relay row: cc failed (${built.error?.message ?? built.stderr.toString().trim()})\n`);
+    return undefined;
+  }
+  return startRelay(targetPort, [binary]);
+}
+const cRelay = await startCRelay(Number(new URL(busUrl).port));
 
 const direct: Figures[] = [];
 const relayed: Figures[] = [];
+const cRelayed: Figures[] = [];
 const proxied: Figures[] = [];
 try {
   for (let round = 1; round <= ROUNDS; round++) {
@@ -157,6 +173,10 @@ try {
     direct.push(await measure(busUrl));
     process.stderr.write('bare relay… ');
     relayed.push(await measure(relay.url));
+    if (cRelay) {
+      process.stderr.write('C relay… ');
+      cRelayed.push(await measure(cRelay.url));
+    }
     process.stderr.write('through /ws… ');
     proxied.push(await measure(proxyUrl));
     process.stderr.write('done\n');
@@ -164,6 +184,7 @@ try {
 } finally {
   echo.close();
   await relay.stop();
+  await cRelay?.stop();
   await stopChild(consoleProc.child);
   await stopChild(engineProc.child);
 }
@@ -176,6 +197,7 @@ const summary = (xs: Figures[]): Figures => ({
 const d = summary(direct);
 const r = summary(relayed);
 const p = summary(proxied);
+const c = cRelayed.length ? summary(cRelayed) : undefined;
 const latencyRatio = p.p50 / d.p50;
 console.log(
   `\nbench/proxy — browser-style client → engine → worker and back (medians of ${ROUNDS} rounds; ${SEQ} sequential calls, ${IN_FLIGHT} in flight for ${SECONDS}s)\n`,
@@ -183,6 +205,9 @@ console.log(
 console.log(
   table([
     { client: 'direct to the engine bus (baseline)', 'p50 µs': fmt(d.p50), 'p99 µs': fmt(d.p99), 'calls/s @100': fmt(d.rps, 0) },
+    ...(c
+      ? [{ client: 'through a C epoll TCP relay (floor)', 'p50 µs': fmt(c.p50), 'p99 µs': fmt(c.p99), 'calls/s @100': fmt(c.rps, 0) }]
+      : []),
     { client: 'through a bare Node TCP relay (reference)', 'p50 µs': fmt(r.p50), 'p99 µs': fmt(r.p99), 'calls/s @100': fmt(r.rps, 0) },
     { client: 'through the console worker /ws', 'p50 µs': fmt(p.p50), 'p99 µs': fmt(p.p99), 'calls/s @100': fmt(p.rps, 0) },
   ]),
@@ -193,3 +218,8 @@ console.log(`throughput ratio (proxy/direct):   ${fmt((p.rps / d.rps) * 100, 0)}
 console.log(
   `reference: bare relay/direct p50 ${fmt(r.p50 / d.p50, 2)}×; proxy/bare relay p50 ${fmt(p.p50 / r.p50, 2)}× (what the proxy adds over moving bytes in JavaScript)`,
 );
+if (c) {
+  console.log(
+    `floor: C relay/direct p50 ${fmt(c.p50 / d.p50, 2)}× (a separate process that only copies bytes: the extra hop's own cost; the budget is ${c.p50 / d.p50 <= 1.15 ? 'above' : 'below'} it)`,
+  );
+}
