@@ -5,7 +5,7 @@
  * of the rounds. Budget (ARCHITECTURE.md): ≤ 1.3× the direct call's latency.
  *
  *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200]
- *                                  [--paths direct,recheck,stdioping,stdio,httptrigger,httpping,http]
+ *                                  [--paths direct,recheck,stdioping,stdio,httptrigger,httprelay,httpping,http]
  *
  * What each path does per call:
  * - direct: caller → engine → worker → engine → caller (one bus round trip to the worker).
@@ -17,6 +17,9 @@
  *   eng-mcp does on an iii engine (no `engine::functions::invoke`).
  * - httptrigger (for reference): fetch → eng-http → the same worker, the floor of the HTTP path's
  *   first hop.
+ * - httprelay (for reference): fetch → eng-http → a relay worker in its own process (where eng-mcp
+ *   sits) → the engine → the same worker, and back (bench/relay-worker.ts): the MCP-over-HTTP
+ *   topology the seed prescribes (/mcp on the engine's HTTP port), with no MCP in it.
  * - stdioping / httpping (for reference): an MCP `ping` over the same client and transport, which
  *   eng-mcp answers without the engine: what the MCP client, the transport and the JSON-RPC layer
  *   cost before any function runs.
@@ -30,14 +33,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { REPO_ROOT, startEngine, waitFor } from '../test/harness.ts';
-import { fmt, median, percentile, stopChild, table } from './lib.ts';
+import { fmt, median, percentile, spawnTs, stopChild, table } from './lib.ts';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set((process.argv[i] as string).replace(/^--/, ''), process.argv[i + 1] ?? '');
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const CALLS = Number(args.get('calls') ?? 1000);
 const WARMUP = Number(args.get('warmup') ?? 200);
-const ONLY = (args.get('paths') ?? 'direct,recheck,stdioping,stdio,httptrigger,httpping,http').split(',');
+const ONLY = (args.get('paths') ?? 'direct,recheck,stdioping,stdio,httptrigger,httprelay,httpping,http').split(',');
 const BUDGET = 1.3;
 const MCP_BIN = resolve(REPO_ROOT, 'packages/mcp/bin/eng-mcp.js');
 const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
@@ -108,6 +111,15 @@ setMaxListeners(0);
 let http = await httpMcpClient();
 
 const triggerUrl = `${(engine.addresses.http as { url: string }).url}/bench/echo`;
+const relayUrl = `${(engine.addresses.http as { url: string }).url}/bench/relay`;
+const relayWorker = await spawnTs('bench/relay-worker.ts', [engine.busUrl], /relay-worker: ready/);
+await waitFor(
+  async () => (await fetch(relayUrl, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).ok,
+  20_000,
+  50,
+);
+const post = async (url: string) =>
+  (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(PAYLOAD) })).json();
 const paths: Record<string, Call> = {
   direct: () => caller.call('bench::echo', PAYLOAD),
   // what eng-mcp asks of an iii engine per call: the fresh re-check, then the call
@@ -117,8 +129,8 @@ const paths: Record<string, Call> = {
   },
   stdioping: () => stdio.ping(),
   stdio: () => stdio.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
-  httptrigger: async () =>
-    (await fetch(triggerUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(PAYLOAD) })).json(),
+  httptrigger: () => post(triggerUrl),
+  httprelay: () => post(relayUrl),
   httpping: () => http.ping(),
   http: () => http.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
 };
@@ -155,6 +167,7 @@ const LABELS: Record<string, string> = {
   stdioping: 'MCP ping over stdio (no engine)',
   stdio: 'MCP tools/call over stdio',
   httptrigger: 'fetch → http trigger → same worker',
+  httprelay: 'fetch → http trigger → relay worker → same worker',
   httpping: 'MCP ping over http (no engine)',
   http: 'MCP tools/call over http',
 };
@@ -176,10 +189,22 @@ for (const name of ['stdio', 'http'].filter((n) => ONLY.includes(n))) {
   const ratio = summary(name).p50 / direct.p50;
   console.log(`${name.padEnd(5)} p50 ratio: ${fmt(ratio, 2)}×   budget ≤ ${BUDGET.toFixed(2)}× ${ratio <= BUDGET ? 'OK' : 'OVER'}`);
 }
+// the floors under each transport, with no eng-mcp code in them at all
+if (ONLY.includes('stdioping')) {
+  console.log(
+    `floor stdio: MCP ping + direct call = ${fmt((summary('stdioping').p50 + direct.p50) / direct.p50, 2)}× (the MCP client and stdio hop alone, then the call)`,
+  );
+}
+if (ONLY.includes('httprelay')) {
+  console.log(
+    `floor http:  relay worker behind the HTTP port = ${fmt(summary('httprelay').p50 / direct.p50, 2)}× (the seed's /mcp topology, no MCP in it)`,
+  );
+}
 
 await stdio.close();
 await http.close();
 await stopChild(httpServer);
+await stopChild(relayWorker.child);
 await caller.close();
 await worker.close();
 await engine.stop();
