@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import { startEngine } from '../test/harness.ts';
+import { call } from './fixtures/engine-client.ts';
 import { type CheckoutStory, otlpTraces, type SpanSpec, sendCheckoutStory } from './fixtures/otlp-traces.ts';
 import { consoleArgsFor, ENGINE_MODULES_YAML, startConsole } from './fixtures/stack.ts';
 import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
@@ -107,6 +108,28 @@ test('every view of a trace renders, in both themes', async ({ page, consoleUrl 
     await expect(page.getByTestId('group-trace-row')).toHaveCount(2);
     await shot(page, `groups-${theme}`);
   }
+});
+
+test('group by message gathers the delivery of each queued order, and a group expands to its trace', async ({
+  page,
+  consoleUrl,
+  stack,
+}) => {
+  // each POST /orders enqueues one fulfilment message; its delivery span carries eng.message.id
+  const grouped = await call<{ groups: Array<{ value: string; trace_ids: string[] }> }>(stack, 'engine::traces::group_by', {
+    attribute: 'eng.message.id',
+  });
+  const message = grouped.groups[0];
+  expect(message?.trace_ids.length).toBeGreaterThanOrEqual(1);
+  await gotoPage(page, consoleUrl, '/traces?group=message');
+  const group = page.locator(`[data-testid="trace-group"][data-group="${message?.value}"]`);
+  await expect(group).toBeVisible();
+  await group.locator('> button').click();
+  const traceRow = group.getByTestId('group-trace-row').first();
+  await expect(traceRow).toHaveAttribute('data-trace-id', message?.trace_ids[0] as string);
+  await traceRow.click();
+  await expect(detail(page)).toBeVisible();
+  await expect(page.getByTestId('waterfall-row').filter({ hasText: 'call fulfilment::ship' })).toHaveCount(1);
 });
 
 test('span detail tabs: info, attributes, events, logs, errors, baggage, links', async ({ page, consoleUrl }) => {
