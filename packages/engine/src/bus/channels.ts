@@ -98,6 +98,20 @@ export class ChannelManager {
     };
   }
 
+  /**
+   * A channel whose writing side is already done: `frames` are all it will ever carry (an HTTP
+   * request body, read before the handler runs). Same as create + attachWriter + push… + end,
+   * without a writer object per channel.
+   */
+  createFilled(frames: ChannelFrame[], bufferSize = 64): { writer: ChannelRef; reader: ChannelRef } {
+    const refs = this.create(bufferSize);
+    const channel = this.channels.get(refs.reader.channel_id) as Channel;
+    channel.queue = frames;
+    channel.writerTaken = true;
+    channel.writerClosed = true;
+    return refs;
+  }
+
   /** True when the id and key name a channel (checked before the WebSocket upgrade). */
   check(id: string, key: string | null): boolean {
     const channel = this.channels.get(id);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ChannelRef, type ErrorBody, ErrorCode } from '@eng/protocol';
-import type { ChannelManager, ChannelSource } from '../../bus/channels.ts';
+import type { ChannelFrame, ChannelManager } from '../../bus/channels.ts';
 import { evaluateCondition } from '../../core/condition.ts';
 import type { InvokeOptions, InvokeOutcome } from '../../core/invoker.ts';
 import type { Logger } from '../../log.ts';
@@ -37,7 +37,6 @@ export interface PipelineEnv {
 /** How long a handler that returned nothing gets to start using its response channel. */
 const NO_RESULT_GRACE_MS = 1000;
 const CHANNEL_FRAME_BYTES = 64 * 1024;
-const BODY_SOURCE: ChannelSource = { pause() {}, resume() {}, close() {} };
 const EMPTY: Buffer = Buffer.alloc(0);
 
 /** The function's input (§5.2); the channel refs are added last. */
@@ -74,14 +73,16 @@ export async function serveTrigger(
     kind: 'server',
     attributes: { 'http.request.method': method, 'http.route': `/${pattern}`, 'url.path': req.url ?? '', function_id: route.functionId },
   });
-  if (span) {
-    res.once('close', () => {
-      const status = res.statusCode;
-      span.setAttribute('http.response.status_code', status);
-      if (status >= 500) span.end({ error: { code: `HTTP_${status}`, message: `responded ${status}` } });
-      else span.end({ status: res.writableFinished ? 'ok' : 'unset' });
-    });
-  }
+  // one listener for everything that ends with the response: the span, and the channels once made
+  let releaseChannels: (() => void) | undefined;
+  res.once('close', () => {
+    releaseChannels?.();
+    if (!span) return;
+    const status = res.statusCode;
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) span.end({ error: { code: `HTTP_${status}`, message: `responded ${status}` } });
+    else span.end({ status: res.writableFinished ? 'ok' : 'unset' });
+  });
   const trace = { traceparent: span?.traceparent ?? headers.traceparent, baggage: headers.baggage };
 
   for (const functionId of env.globalMiddleware) {
@@ -138,21 +139,18 @@ export async function serveTrigger(
 
   // §5.2: two channels per request; the body is also copied into `request_body` (§9 row 14)
   const { channels } = env;
-  const requestBody = channels.create(64);
-  const response = channels.create(64);
-  const bodyWriter = channels.attachWriter(requestBody.writer.channel_id, requestBody.writer.access_key, BODY_SOURCE);
-  if (bodyWriter) {
-    for (let offset = 0; offset < raw.length; offset += CHANNEL_FRAME_BYTES) {
-      bodyWriter.push({ data: raw.subarray(offset, offset + CHANNEL_FRAME_BYTES), binary: true });
-    }
-    bodyWriter.end();
+  const bodyFrames: ChannelFrame[] = [];
+  for (let offset = 0; offset < raw.length; offset += CHANNEL_FRAME_BYTES) {
+    bodyFrames.push({ data: raw.subarray(offset, offset + CHANNEL_FRAME_BYTES), binary: true });
   }
+  const requestBody = channels.createFilled(bodyFrames);
+  const response = channels.create(64);
   const channel = new ResponseChannel(res, channels, response.reader.channel_id);
   channels.attachReader(response.reader.channel_id, response.reader.access_key, channel);
-  res.once('close', () => {
+  releaseChannels = () => {
     channels.readerGone(requestBody.reader.channel_id);
     channel.abandon();
-  });
+  };
   payload.request_body = requestBody.reader;
   payload.response = response.writer;
 
