@@ -1,9 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENG_CLI, type EngineProcess, freePort, NODE_TS, REPO_ROOT, startEngine } from '../../../test/harness.ts';
+import { ENG_CLI, type EngineProcess, freePort, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
+import { RawClient } from '../../../test/raw-client.ts';
+
+const ENG_BIN = join(REPO_ROOT, 'packages/engine/bin/eng.js');
 
 function eng(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, ...args], {
@@ -13,6 +16,31 @@ function eng(args: string[], env: Record<string, string> = {}) {
     timeout: 30_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `eng` without blocking the test's event loop (for tests that keep sockets of their own open). */
+function engAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [...NODE_TS, ENG_CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ENG_HOME: join(tmpdir(), 'eng-cli-home-unused') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    }),
+  );
 }
 
 describe('eng --help and --version', () => {
@@ -33,10 +61,66 @@ describe('eng --help and --version', () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
+  it('says in the top-level help that eng without a command starts the engine, and lists the commands', () => {
+    const r = eng(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Without a command, starts the engine/);
+    expect(r.stdout).toMatch(/start \[options\]\s+start the engine \(the default command\)/);
+    for (const command of ['trigger', 'worker', 'console']) expect(r.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+    expect(r.stderr).toBe('');
+  });
+
+  it('prints the same version from every command, with --version and -v, without running the command', () => {
+    const version = eng(['--version']).stdout;
+    const cases = [
+      ...['start', 'trigger', 'worker', 'worker add', 'worker remove', 'worker list', 'console'].map((c) => `${c} --version`),
+      'start -v',
+      'worker add -v',
+    ];
+    for (const args of cases) {
+      const r = eng(args.split(' '));
+      expect(r.code, args).toBe(0);
+      expect(r.stdout, args).toBe(version);
+      expect(r.stderr, args).toBe('');
+    }
+  }, 60_000);
+
   it('rejects an unknown command with a hint', () => {
     const r = eng(['frobnicate']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/unknown command|too many arguments|--help/);
+  });
+});
+
+describe('eng without a command', () => {
+  it('starts the engine from ./config.yaml, prints its addresses and stops cleanly on SIGTERM', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'eng-bare-'));
+    const port = await freePort();
+    writeFileSync(join(cwd, 'config.yaml'), `workers:\n  - name: eng-worker-manager\n    config:\n      port: ${port}\n`);
+    const child = spawn(process.execPath, [ENG_BIN], {
+      cwd,
+      env: { ...process.env, ENG_CONFIG: '', ENG_HOME: join(cwd, 'home'), ENG_DATA_DIR: join(cwd, 'data') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => /^eng: ready /m.test(stdout), 20_000);
+      expect(stdout).toMatch(/engine running/);
+      expect(stdout).toContain(`worker bus  ws://127.0.0.1:${port}`);
+      const ready = JSON.parse(/^eng: ready (.*)$/m.exec(stdout)?.[1] as string);
+      expect(ready.bus.url).toBe(`ws://127.0.0.1:${port}`);
+      // it is a real engine: a worker connects and is greeted
+      const client = await RawClient.worker(`ws://127.0.0.1:${port}`);
+      expect((await client.result('engine::functions::list', { include_internal: true })).functions.length).toBeGreaterThan(0);
+      await client.close();
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 });
 
@@ -84,6 +168,26 @@ describe('eng worker add|remove|list', () => {
     expect(readFileSync(join(home, 'config.yaml'), 'utf8')).toContain('name: mcp');
   });
 
+  it('remove of a name that is not configured says so, exits 0 and leaves the file untouched', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eng-cli-'));
+    const file = join(dir, 'config.yaml');
+    const text = '# keep me\nworkers:\n  - name: eng-worker-manager # the bus\n';
+    writeFileSync(file, text);
+    const r = eng(['worker', 'remove', 'console', '-c', file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`console is not configured in ${file}\n`);
+    expect(r.stderr).toBe('');
+    expect(readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('remove without a configuration file exits 1 and names the missing file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eng-cli-'));
+    const file = join(dir, 'absent.yaml');
+    const r = eng(['worker', 'remove', 'console', '-c', file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`eng: no configuration file at ${file}\n`);
+  });
+
   it('refuses an unknown worker name and lists the known ones', () => {
     const dir = mkdtempSync(join(tmpdir(), 'eng-cli-'));
     const r = eng(['worker', 'add', 'nonsense', '-c', join(dir, 'c.yaml')]);
@@ -127,6 +231,26 @@ describe('eng trigger', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('function_not_found');
     expect(JSON.parse(r.stdout).error.code).toBe('function_not_found');
+  });
+
+  it('exits 1 with TIMEOUT when --timeout-ms expires on a function that never answers', async () => {
+    const silent = await RawClient.worker(engine.busUrl);
+    try {
+      silent.send({ type: 'registerfunction', id: 'cli::never_answers' });
+      await silent.result('engine::functions::list'); // same socket: the registration is in
+      const r = await engAsync(['trigger', 'cli::never_answers', 'n=1', '--timeout-ms', '800', '--url', engine.busUrl]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('error TIMEOUT');
+      expect(r.stderr).toContain('invocation timed out after 800ms');
+      expect(JSON.parse(r.stdout)).toEqual({ error: { code: 'TIMEOUT', message: 'invocation timed out after 800ms' } });
+      expect(r.ms).toBeGreaterThanOrEqual(800);
+      expect(r.ms).toBeLessThan(20_000); // the timeout, not the 30 s default, ended it
+      // the call did reach the worker, which simply never answered
+      const call = await silent.next((f) => f.type === 'invokefunction' && f.function_id === 'cli::never_answers');
+      expect(call.data).toMatchObject({ n: 1 });
+    } finally {
+      await silent.terminate();
+    }
   });
 
   it('rejects bad arguments with exit 2', () => {
