@@ -1,5 +1,6 @@
 import { redactText, redactUrl } from '@eng/console/redact';
 import { connect, type EngClient } from '@eng/sdk';
+import { createBusHandoff } from './bus-handoff.ts';
 import type { WorkerSettings } from './config.ts';
 import { embeddedAssets } from './embedded.ts';
 import { type ConsoleHttpServer, type ServerLogger, startHttpServer } from './server.ts';
@@ -27,7 +28,19 @@ export async function runConsoleWorker(
   const assets = embeddedAssets();
   if (!assets.has('/index.html')) logger.warn('the embedded UI bundle is empty: / and /assets/* will answer 404');
 
-  const http = await startHttpServer({ host: settings.host, port: settings.httpPort, engineUrl: settings.engineUrl, assets, logger });
+  const handoff = createBusHandoff({
+    engineUrl: settings.engineUrl,
+    env,
+    logger: { debug: (m) => logger.debug(redactText(m)), warn: (m) => logger.warn(redactText(m)) },
+  });
+  const http = await startHttpServer({
+    host: settings.host,
+    port: settings.httpPort,
+    engineUrl: settings.engineUrl,
+    assets,
+    logger,
+    handoff,
+  });
   const status = (): ConsoleStatus => ({ http_port: http.port, engine_url: engineShown, version: WORKER_VERSION, url: http.url });
 
   // the worker's own session (reconnects by itself); the UI is served whether or not the engine is up
@@ -54,7 +67,9 @@ export async function runConsoleWorker(
       logger.warn(`the engine at ${engineShown} is not reachable yet; retrying (the UI is served meanwhile)`);
   });
 
-  logger.info(`console ready — UI on ${http.url}, /ws proxies to ${engineShown}`);
+  logger.info(
+    `console ready — UI on ${http.url}, /ws ${handoff ? 'handed to the engine that launched this worker' : 'proxies to'} ${engineShown}`,
+  );
 
   let closing: Promise<void> | undefined;
   return {

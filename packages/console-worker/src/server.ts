@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { redactText } from '@eng/console/redact';
 import { IMMUTABLE, NO_CACHE, sendAsset } from '@eng/console/static-assets';
 import { createWsProxy, type WsProxy } from '@eng/console/ws-proxy';
+import type { BusHandoff } from './bus-handoff.ts';
 import type { EmbeddedAsset } from './embedded.ts';
 
 /**
@@ -24,6 +25,8 @@ export interface HttpServerOptions {
   engineUrl: string;
   assets: Map<string, EmbeddedAsset>;
   logger: ServerLogger;
+  /** Hands `/ws` upgrades to the engine that launched this worker (bus-handoff.ts); else they are proxied. */
+  handoff?: BusHandoff;
 }
 
 export interface ConsoleHttpServer {
@@ -98,10 +101,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
     }
     sendText(res, 404, 'not found');
   });
+  let closing: Promise<void> | undefined;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/ws') proxy.handleUpgrade(req, socket, head);
-    else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n');
+    if (path === '/ws') {
+      const proxied = () => proxy.handleUpgrade(req, socket, head);
+      if (closing || !options.handoff?.(req, socket, head, proxied)) proxied();
+    } else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n');
   });
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -118,7 +124,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
   });
   const port = (server.address() as AddressInfo).port;
 
-  let closing: Promise<void> | undefined;
   return {
     server,
     port,

@@ -85,7 +85,7 @@ const LINGER_MS = 30_000;
 const FORCE_CLOSE_MS = 1500;
 
 /** The checks `ws` makes on an upgrade request, made before dialling the engine. */
-function isWebSocketUpgrade(req: IncomingMessage): boolean {
+export function isWebSocketUpgrade(req: IncomingMessage): boolean {
   const key = req.headers['sec-websocket-key'];
   const version = req.headers['sec-websocket-version'];
   return (

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ChannelsCreateInput, describeZodError, EngError, EngineFunction, ErrorCode } from '@eng/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -28,7 +29,21 @@ export const BusService = {
   Channels: 'bus.channels',
   Telemetry: 'bus.telemetry',
   Address: 'bus.address',
+  /** `(request, socket, head) => void`: take over a WebSocket upgrade accepted by another process (see `adopt`). */
+  Adopt: 'bus.adopt',
 } as const;
+
+/**
+ * An upgrade request another process read off a TCP socket it then handed to the engine (the
+ * console worker launched by the supervisor does this for its `/ws`): the request line's path and
+ * the headers as Node parsed them, and any bytes read past the headers.
+ */
+export interface AdoptedUpgrade {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  head: Buffer;
+}
+export type BusAdopt = (request: AdoptedUpgrade, socket: Socket) => void;
 
 export interface BusAddress {
   host: string;
@@ -45,6 +60,7 @@ export class WorkerBus {
   private wss?: WebSocketServer;
   readonly channels: ChannelManager;
   private readonly sockets = new Set<WebSocket>();
+  private closing = false;
 
   constructor(
     private readonly ctx: ModuleContext<WorkerManagerConfig>,
@@ -79,12 +95,34 @@ export class WorkerBus {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.channels.close();
     for (const socket of this.sockets) socket.close(1001, 'engine shutting down');
     await new Promise((r) => setTimeout(r, 50));
     for (const socket of this.sockets) socket.terminate();
     this.wss?.close();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /**
+   * Serve an upgrade whose socket another process accepted and handed over: the connection becomes
+   * an ordinary bus connection, exactly as if the client had dialled the bus (no relay in between).
+   * Only the worker path `/` is taken; anything else, or a bus that is not serving, is refused.
+   */
+  adopt(request: AdoptedUpgrade, socket: Socket): void {
+    socket.on('error', (err) => this.log.debug(`adopted socket error: ${err.message}`));
+    if (!this.wss || this.closing) {
+      rejectUpgrade(socket, 503, 'Service Unavailable');
+      return;
+    }
+    const path = request.path.split('?')[0];
+    if (path !== '/' && path !== '') {
+      rejectUpgrade(socket, 404, 'Not Found');
+      return;
+    }
+    // the request as `ws` reads it: method, url, headers and the socket it came on
+    const req = { method: 'GET', url: request.path, headers: request.headers, socket } as unknown as IncomingMessage;
+    this.onUpgrade(req, socket, request.head);
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -227,6 +265,8 @@ export function workerManagerModule(): EngineModule<WorkerManagerConfig> {
       if (!bus || !context) return;
       const address = await bus.listen();
       context.services.set(BusService.Address, address);
+      const serving = bus;
+      context.services.set<BusAdopt>(BusService.Adopt, (request, socket) => serving.adopt(request, socket));
       context.log.info(`worker bus listening on ${address.url}`);
     },
     async stop() {

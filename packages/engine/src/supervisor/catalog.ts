@@ -12,6 +12,8 @@ export interface CatalogEntry {
    * the engine's HTTP trigger address plus a path (`http`).
    */
   readiness?: { functionId: string; url: { from: 'status' } | { from: 'http'; path: string }; label: string };
+  /** The worker may hand accepted bus connections to the engine over an IPC channel (console `/ws`). */
+  busHandoff?: boolean;
 }
 
 export const WORKER_CATALOG: readonly CatalogEntry[] = [
@@ -20,6 +22,7 @@ export const WORKER_CATALOG: readonly CatalogEntry[] = [
     description: 'web console on one port: UI, trace explorer, /ws proxy',
     defaultConfig: { http_port: 3113 },
     readiness: { functionId: 'console::status', url: { from: 'status' }, label: 'web console' },
+    busHandoff: true,
   },
   {
     name: 'mcp',

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { type BusAddress, BusService } from '../bus/server.ts';
+import { type AdoptedUpgrade, type BusAddress, type BusAdopt, BusService } from '../bus/server.ts';
 import type { WorkerEntry } from '../config/load.ts';
 import type { EngineModule } from '../core/module.ts';
 import { findCatalogEntry } from './catalog.ts';
@@ -35,8 +36,32 @@ export function makeResolver(configDir: string): Resolver {
     if (!catalog || !file) return { reason: `no command given and "${entry.name}" is not a known worker` };
     const path = join(REPO_ROOT, file);
     if (!existsSync(path)) return { reason: `${entry.name} is not installed in this build (${file} is missing)` };
-    return { spec: { command: process.execPath, args: ['--import', TSX_LOADER, path, ...(entry.args ?? [])], cwd: configDir } };
+    return {
+      spec: {
+        command: process.execPath,
+        args: ['--import', TSX_LOADER, path, ...(entry.args ?? [])],
+        cwd: configDir,
+        ipc: catalog.busHandoff === true,
+      },
+    };
   };
+}
+
+/**
+ * `{type: 'eng:bus-adopt', path, headers, head}` from a supervised worker: a WebSocket upgrade it
+ * accepted for the bus (console worker `/ws`), sent with the browser's socket as the IPC handle.
+ */
+function adoptedUpgrade(message: unknown): AdoptedUpgrade | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.type !== 'eng:bus-adopt' || typeof m.path !== 'string' || typeof m.head !== 'string') return undefined;
+  if (typeof m.headers !== 'object' || m.headers === null || Array.isArray(m.headers)) return undefined;
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(m.headers as Record<string, unknown>)) {
+    if (typeof value === 'string') headers[name.toLowerCase()] = value;
+    else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) headers[name.toLowerCase()] = value as string[];
+  }
+  return { path: m.path, headers, head: Buffer.from(m.head, 'base64') };
 }
 
 /** Launches the config's external workers once the bus is listening; stops them first on shutdown. */
@@ -72,6 +97,21 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
           configDir,
           resolver: makeResolver(configDir),
           log: ctx.log,
+          onMessage: (name, message, handle) => {
+            const request = adoptedUpgrade(message);
+            if (!request) {
+              if (handle instanceof Socket) handle.destroy();
+              ctx.log.debug(`ignored an IPC message from worker ${name}`);
+              return;
+            }
+            if (!(handle instanceof Socket)) {
+              ctx.log.warn(`worker ${name} handed over a bus connection without its socket`);
+              return;
+            }
+            const adopt = ctx.services.get<BusAdopt>(BusService.Adopt);
+            if (adopt) adopt(request, handle);
+            else handle.destroy();
+          },
         });
         ctx.services.set(SupervisorService, supervisor);
         supervisor.start(entries);

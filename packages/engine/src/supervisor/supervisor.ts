@@ -11,7 +11,15 @@ export interface LaunchSpec {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /**
+   * Open a Node IPC channel to the worker (fd 3). The console worker uses it to hand accepted
+   * `/ws` sockets to the engine; `ENG_BUS_HANDOFF` tells it which bus URL takes them.
+   */
+  ipc?: boolean;
 }
+
+/** A message (and optional handle, such as a socket) a worker sent over its IPC channel. */
+export type WorkerMessageListener = (name: string, message: unknown, handle: unknown) => void;
 
 export interface SupervisedState {
   name: string;
@@ -50,7 +58,16 @@ export class Supervisor {
   private readonly readyListeners = new Set<ReadyListener>();
   private stopping = false;
 
-  constructor(private readonly options: { busUrl: string; logDir: string; configDir: string; resolver: Resolver; log: Logger }) {}
+  constructor(
+    private readonly options: {
+      busUrl: string;
+      logDir: string;
+      configDir: string;
+      resolver: Resolver;
+      log: Logger;
+      onMessage?: WorkerMessageListener;
+    },
+  ) {}
 
   start(entries: WorkerEntry[]): void {
     for (const entry of entries) {
@@ -64,12 +81,14 @@ export class Supervisor {
         command: resolved.spec.command,
         args: resolved.spec.args,
         cwd: resolved.spec.cwd,
+        ipc: resolved.spec.ipc === true,
         env: {
           ENG_URL: this.options.busUrl,
           ENG_ENGINE_URL: this.options.busUrl,
           ENG_WORKER_NAME: entry.name,
           ENG_WORKER_CONFIG: JSON.stringify(entry.config ?? {}),
           ENG_ENGINE_PID: String(process.pid),
+          ...(resolved.spec.ipc ? { ENG_BUS_HANDOFF: this.options.busUrl } : {}),
           ...resolved.spec.env,
           ...(entry.env ?? {}),
         },
@@ -79,6 +98,7 @@ export class Supervisor {
         join(this.options.logDir, `${safeName(entry.name)}.log`),
         this.options.log.child(entry.name),
         () => this.stopping,
+        this.options.onMessage,
       );
       this.children.set(entry.name, supervised);
       supervised.launch();
@@ -127,6 +147,7 @@ class Supervised {
     private readonly logFile: string,
     private readonly log: Logger,
     private readonly isStopping: () => boolean,
+    private readonly onMessage?: WorkerMessageListener,
   ) {
     mkdirSync(dirname(logFile), { recursive: true });
     this.logStream = createWriteStream(logFile, { flags: 'a' });
@@ -135,8 +156,12 @@ class Supervised {
   launch(): void {
     const { command, args, cwd, env } = this.spec;
     this.logStream.write(`\n--- ${new Date().toISOString()} starting ${redact([command, ...args].join(' '))}\n`);
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdio: Array<'ignore' | 'pipe' | 'ipc'> = this.spec.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'];
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio });
     this.child = child;
+    if (this.spec.ipc) {
+      child.on('message', (message, handle) => this.onMessage?.(this.spec.name, message, handle));
+    }
     this.startedAtMs = Date.now();
     child.stdout?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
     child.stderr?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));

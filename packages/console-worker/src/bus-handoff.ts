@@ -1,0 +1,81 @@
+import type { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import { isWebSocketUpgrade, sameOrigin } from '@eng/console/ws-proxy';
+
+/**
+ * `/ws` without a relay when the engine launched this worker (supervisor, `eng worker add console`):
+ * the upgrade is checked here (same origin, a well-formed WebSocket handshake), then the browser's
+ * TCP socket is sent to the engine over the IPC channel the supervisor opened, as Node's cluster
+ * hands connections to its workers. The engine completes the handshake on that socket, and from
+ * then on the browser talks to the bus directly: a call costs what a direct connection costs
+ * (ARCHITECTURE.md: ≤ 1.15× a direct connection), and the connection outlives a restart of this
+ * worker. Anything else — no IPC channel, a `--url` naming another engine, a refused check, a
+ * send that fails — goes through the byte proxy as before.
+ */
+
+/** What `process` offers for the handoff (injectable for tests). */
+export interface HandoffChannel {
+  send?: (message: unknown, handle: Socket, options: { keepOpen: boolean }, callback: (error: Error | null) => void) => boolean;
+  connected?: boolean;
+  channel?: { unref(): void } | null;
+}
+
+/** Hand an upgrade to the engine; false when it must be proxied instead (nothing was sent). */
+export type BusHandoff = (req: IncomingMessage, socket: Duplex, head: Buffer, fallback: () => void) => boolean;
+
+/** The bus URL the handoff serves, compared without credentials, trailing slash or default port. */
+function busKey(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'ws:') return undefined; // a wss:// engine is dialled through TLS: proxy it
+    const path = u.pathname === '' ? '/' : u.pathname;
+    return `${u.hostname.toLowerCase()}:${u.port || '80'}${path}${u.search}`;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createBusHandoff(options: {
+  engineUrl: string;
+  env: NodeJS.ProcessEnv;
+  channel?: HandoffChannel;
+  logger: { debug(message: string): void; warn(message: string): void };
+}): BusHandoff | undefined {
+  const { env, logger } = options;
+  const channel = options.channel ?? (process as unknown as HandoffChannel);
+  const offered = env.ENG_BUS_HANDOFF;
+  if (!offered || typeof channel.send !== 'function') return undefined;
+  const target = busKey(options.engineUrl);
+  if (!target || target !== busKey(offered)) {
+    logger.debug('/ws is proxied: the engine that launched this worker is not the one it serves');
+    return undefined;
+  }
+  // the channel must not keep this process alive on its own (shutdown waits for sockets only)
+  channel.channel?.unref();
+  const path = new URL(options.engineUrl).pathname || '/';
+  const send = channel.send.bind(channel);
+  return (req, socket, head, fallback) => {
+    if (!channel.connected || !(socket instanceof Socket) || socket instanceof TLSSocket) return false;
+    // refusals (403, 400) are the proxy's to answer, with its messages
+    if (!sameOrigin(req) || !isWebSocketUpgrade(req)) return false;
+    // a browser sends nothing before its 101; stop reading so no byte is left behind in this process
+    socket.pause();
+    const message = { type: 'eng:bus-adopt', path, headers: req.headers, head: head.toString('base64') };
+    try {
+      send(message, socket, { keepOpen: false }, (error) => {
+        if (!error) return;
+        logger.warn(`/ws handoff to the engine failed (${error.message}); proxying instead`);
+        if (socket.destroyed) return;
+        socket.resume();
+        fallback();
+      });
+    } catch (error) {
+      logger.warn(`/ws handoff to the engine failed (${(error as Error).message}); proxying instead`);
+      socket.resume();
+      return false;
+    }
+    return true;
+  };
+}
