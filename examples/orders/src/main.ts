@@ -6,10 +6,22 @@
  *          POST /orders            → orders::create     (JSON body {sku, qty, customer})
  *          GET  /orders/:id        → orders::get
  *   event  order.created           → notifications::on_order_created (pub/sub subscriber)
- *   queue  fulfilment              → fulfilment::ship  (durable subscriber, retried, then DLQ)
+ *   queue  fulfilment (enqueue)    → fulfilment::reserve_stock (a job for one function, retried per
+ *                                    `queue_configs.fulfilment` in config.yaml)
+ *   topic  fulfilment (durable)    → fulfilment::ship  (durable:subscriber: its own copy of each
+ *                                    published order, retried per eng-queue's default_queue_config
+ *                                    or the trigger's queue_config, then DLQ; SKUs FAIL… always fail)
  *   state  scope "orders"          → orders::audit (state trigger: every change is counted)
  *   cron   every 30 s              → reports::hourly_summary (writes a summary into state)
- *   stream "orders" / "live"       → the live feed the console's stream monitor shows
+ *   stream "orders" / "live"       → the live feed the console's stream monitor shows;
+ *                                    live::on_order_event (stream trigger) counts its changes and
+ *                                    live::on_join / live::on_leave (stream:join / stream:leave)
+ *                                    count the sockets that watch it, all in state stats/live_feed
+ *
+ * What a new order goes through (orders::create):
+ *   state orders/<id>  →  pub/sub `order.created`  →  enqueue `fulfilment::reserve_stock` on queue
+ *   `fulfilment`  →  durable publish to topic `fulfilment` (fulfilment::ship marks it shipped)  →
+ *   stream orders/live/<id>
  */
 import { connect } from '@eng/sdk';
 
@@ -49,9 +61,12 @@ client.registerFunction(
     };
     await state.set('orders', order.id, order);
     await client.trigger({ function_id: 'publish', payload: { topic: 'order.created', data: order }, action: { type: 'void' } });
+    // the enqueue action: one job for one function, stored before the receipt comes back
     await client
-      .trigger({ function_id: 'fulfilment::ship', payload: order, action: { type: 'enqueue', queue: 'fulfilment' } })
+      .trigger({ function_id: 'fulfilment::reserve_stock', payload: order, action: { type: 'enqueue', queue: 'fulfilment' } })
       .catch(() => undefined);
+    // a durable publish: every durable:subscriber of the topic gets its own stored copy (here: fulfilment::ship)
+    await client.call('iii::durable::publish', { topic: 'fulfilment', data: order }).catch(() => undefined);
     await client.call('stream::set', { stream_name: 'orders', group_id: 'live', item_id: order.id, data: order }).catch(() => undefined);
     return input?.body !== undefined ? { status_code: 201, body: order } : order;
   },
@@ -107,6 +122,19 @@ client.registerFunction(
 );
 
 client.registerFunction(
+  'fulfilment::reserve_stock',
+  async (order: any) => {
+    await client.call('state::update', {
+      scope: 'stock',
+      key: String(order.sku),
+      ops: [{ type: 'increment', path: 'reserved', by: Number(order.qty) || 1 }],
+    });
+    return null;
+  },
+  { description: 'Reserve stock for an order (queue job)', metadata: { uses: { state: ['stock'] } } },
+);
+
+client.registerFunction(
   'fulfilment::ship',
   async (order: any) => {
     const current = (await state.get('orders', order.id)) as Order | undefined;
@@ -115,7 +143,7 @@ client.registerFunction(
     await state.set('orders', order.id, { ...current, status: 'shipped' });
     return { shipped: order.id };
   },
-  { description: 'Ship an order (queue consumer)', metadata: { uses: { state: ['orders'] } } },
+  { description: 'Ship an order (durable subscriber of topic fulfilment)', metadata: { uses: { state: ['orders'] } } },
 );
 
 client.registerFunction(
@@ -159,6 +187,42 @@ client.registerFunction(
   { description: 'Summarise orders (cron)', metadata: { 'mcp.expose': true, uses: { state: ['orders', 'reports'] } } },
 );
 
+/** Counters of the live feed in state stats/live_feed: one per stream event type, plus joins and leaves. */
+const countLive = (ops: unknown[]) => client.call('state::update', { scope: 'stats', key: 'live_feed', ops });
+
+client.registerFunction(
+  'live::on_order_event',
+  async (message: any) => {
+    // the stream payload: {type: 'stream', streamName, groupId, id, event: {type: 'create' | 'update' | 'delete', data}}
+    await countLive([
+      { type: 'increment', path: message.event.type, by: 1 },
+      { type: 'set', path: 'last_order_id', value: message.id ?? null },
+    ]);
+    return null;
+  },
+  { description: 'Counts the changes of the orders live feed (stream trigger)', metadata: { uses: { state: ['stats'] } } },
+);
+
+// stream:join / stream:leave fire for every stream, so each handler looks at stream_name. A join
+// handler also authorises the subscription: it must answer (and not throw) or the join is refused.
+client.registerFunction(
+  'live::on_join',
+  async (join: any) => {
+    if (join.stream_name === 'orders') await countLive([{ type: 'increment', path: 'joins', by: 1 }]).catch(() => undefined);
+    return null; // {unauthorized: true} would refuse the subscription
+  },
+  { description: 'Counts sockets joining the orders live feed (stream:join)', metadata: { uses: { state: ['stats'] } } },
+);
+
+client.registerFunction(
+  'live::on_leave',
+  async (leave: any) => {
+    if (leave.stream_name === 'orders') await countLive([{ type: 'increment', path: 'leaves', by: 1 }]).catch(() => undefined);
+    return null;
+  },
+  { description: 'Counts sockets leaving the orders live feed (stream:leave)', metadata: { uses: { state: ['stats'] } } },
+);
+
 client.registerTrigger({ type: 'http', function_id: 'orders::list', config: { api_path: 'orders', http_method: 'GET' } });
 client.registerTrigger({ type: 'http', function_id: 'orders::create', config: { api_path: 'orders', http_method: 'POST' } });
 client.registerTrigger({ type: 'http', function_id: 'orders::get', config: { api_path: 'orders/:id', http_method: 'GET' } });
@@ -166,6 +230,9 @@ client.registerTrigger({ type: 'subscribe', function_id: 'notifications::on_orde
 client.registerTrigger({ type: 'durable:subscriber', function_id: 'fulfilment::ship', config: { topic: 'fulfilment' } });
 client.registerTrigger({ type: 'state', function_id: 'orders::audit', config: { scope: 'orders' } });
 client.registerTrigger({ type: 'cron', function_id: 'reports::hourly_summary', config: { expression: '*/30 * * * * *' } });
+client.registerTrigger({ type: 'stream', function_id: 'live::on_order_event', config: { stream_name: 'orders', group_id: 'live' } });
+client.registerTrigger({ type: 'stream:join', function_id: 'live::on_join', config: {} });
+client.registerTrigger({ type: 'stream:leave', function_id: 'live::on_leave', config: {} });
 
 await client.ready();
 process.stdout.write(`orders demo worker connected as ${client.workerId}\n`);
