@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EngError, EngineFunction, type ErrorBody, ErrorCode, type TriggerAction } from '@eng/protocol';
 import type { Logger } from '../log.ts';
-import type { FunctionRegistry, InProcessHandler } from './functions.ts';
+import { type FunctionRegistry, functionKind, type InProcessHandler } from './functions.ts';
 import type { WorkerRegistry } from './workers.ts';
 
 /** The executor's own result frame, relayed untouched when the caller used the same invocation id. */
@@ -27,14 +27,25 @@ export interface InvokeOptions {
   timeoutMs?: number;
   /**
    * What the engine's span for this call should say beyond the defaults (queue deliveries: kind
-   * `consumer` and the message's attributes). A call with this always gets an engine span.
+   * `consumer` and the message's attributes; trigger firings: the trigger's id and type; the
+   * enqueue action: its own name). A call with this always gets an engine span (unless its
+   * incoming context is unsampled).
    */
   span?: CallSpanHints;
 }
 
 export interface CallSpanHints {
-  kind?: 'server' | 'consumer' | 'internal';
+  /** Span name instead of `call <function_id>` (the enqueue action's `enqueue_action`). */
+  name?: string;
+  kind?: 'server' | 'consumer' | 'producer' | 'internal';
+  /** Laid over the call span's default attributes (these win). */
   attributes: Record<string, string | number | boolean>;
+  /**
+   * Called once the observers have seen the call, before it runs, with the context it runs in
+   * (its engine span's when it got one): the enqueue action puts it on the message so that the
+   * deliveries hang under `enqueue_action`.
+   */
+  onContext?(traceparent: string | undefined): void;
 }
 
 /** One dispatched call, as observers see it. `traceparent` may be rewritten by `beforeDispatch`. */
@@ -149,6 +160,7 @@ export class Invoker {
     };
     if (options.span) call.span = options.span;
     for (const observer of this.observers) observer.beforeDispatch?.(call);
+    call.span?.onContext?.(call.traceparent);
 
     if (entry.handler) {
       this.runHandler(entry.handler, payload, call, options, target);
@@ -292,19 +304,41 @@ export class Invoker {
       };
     }
     const messageReceiptId = randomUUID();
-    const payload = data === undefined ? null : data;
-    const outcome = await this.invoke(
-      EngineFunction.QueueEnqueue,
-      {
-        queue,
+    const request = {
+      queue,
+      function_id: functionId,
+      data: data === undefined ? null : data,
+      messageReceiptId,
+      traceparent: options.traceparent ?? null,
+      baggage: options.baggage ?? null,
+    };
+    const target = this.functions.get(functionId);
+    // spec §8.1 `enqueue_action`: a producer span per enqueue, named for the target function and
+    // queue; the message carries ITS context, so every delivery attempt (a `consumer` call span)
+    // hangs under it in the same trace. No `eng.message.id` here: that tag marks delivery attempts.
+    const span: CallSpanHints = {
+      name: 'enqueue_action',
+      kind: 'producer',
+      attributes: {
+        'messaging.system': 'eng-queue',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': queue,
+        'messaging.message.id': messageReceiptId,
+        'eng.queue.name': queue,
+        'eng.queue.receipt_id': messageReceiptId,
         function_id: functionId,
-        data: payload,
-        messageReceiptId,
-        traceparent: options.traceparent ?? null,
-        baggage: options.baggage ?? null,
+        'eng.function.kind': target ? functionKind(target) : 'user',
+        ...(options.callerWorkerId ? { 'eng.caller.worker_id': options.callerWorkerId } : {}),
       },
-      { traceparent: options.traceparent, baggage: options.baggage },
-    );
+      onContext: (traceparent) => {
+        request.traceparent = traceparent ?? null;
+      },
+    };
+    const outcome = await this.invoke(EngineFunction.QueueEnqueue, request, {
+      traceparent: options.traceparent,
+      baggage: options.baggage,
+      span,
+    });
     if (!outcome.ok) {
       const code = outcome.error.code === ErrorCode.EnqueueError ? outcome.error.code : ErrorCode.EnqueueError;
       return { ok: false, error: { code, message: outcome.error.message } };

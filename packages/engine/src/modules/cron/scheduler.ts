@@ -1,6 +1,7 @@
 import { evaluateCondition } from '../../core/condition.ts';
 import type { ModuleContext } from '../../core/module.ts';
 import type { TriggerBinding } from '../../core/triggers.ts';
+import type { EngineTracer } from '../observability/tracer.ts';
 import { type CronSchedule, rfc3339 } from './schedule.ts';
 
 // spec: engine-protocol §5.3 — one timer per cron binding. Each firing computes the next time
@@ -38,7 +39,7 @@ export class CronScheduler {
   private stopped = false;
 
   constructor(
-    private readonly ctx: Pick<ModuleContext<unknown>, 'invoke' | 'log'>,
+    private readonly ctx: Pick<ModuleContext<unknown>, 'invoke' | 'log' | 'services'>,
     private readonly lock: TickLock | null,
   ) {}
 
@@ -119,20 +120,44 @@ export class CronScheduler {
   private async dispatch(job: Job, payload: CronPayload): Promise<void> {
     const { binding } = job;
     const metadata = binding.metadata;
+    // spec §8.1 `cron_trigger`: one span per firing, the root of the trace; the condition and the
+    // handler's `call` span hang under it (the tracer is looked up per firing: modules start in any order)
+    const span = this.ctx.services.get<EngineTracer>('observability.tracer')?.startSpan('cron_trigger', {
+      kind: 'internal',
+      attributes: {
+        'eng.trigger.type': 'cron',
+        'eng.trigger.id': binding.id,
+        'eng.cron.job_id': binding.id,
+        'eng.cron.expression': job.schedule.expression,
+        'eng.cron.scheduled_time': payload.scheduled_time,
+        'eng.cron.actual_time': payload.actual_time,
+        'eng.cron.manual': payload.manual === true,
+        'eng.trigger.function_id': binding.functionId,
+      },
+    });
+    const traceparent = span?.traceparent;
     if (job.conditionFunctionId) {
-      const verdict = await evaluateCondition(this.ctx.invoke, job.conditionFunctionId, payload, { metadata });
+      const verdict = await evaluateCondition(this.ctx.invoke, job.conditionFunctionId, payload, { metadata, traceparent });
       if (!verdict.pass) {
         if (verdict.error) {
           this.ctx.log.warn(
             `condition ${job.conditionFunctionId} of cron ${binding.id} failed: ${verdict.error.code}: ${verdict.error.message}`,
           );
         }
+        span?.end({ error: verdict.error, attributes: { 'eng.trigger.skipped': verdict.error ? 'condition_failed' : 'condition_false' } });
         return;
       }
     }
-    const outcome = await this.ctx.invoke(binding.functionId, payload, { metadata });
+    const outcome = await this.ctx.invoke(binding.functionId, payload, {
+      metadata,
+      traceparent,
+      span: { attributes: { 'eng.trigger.type': 'cron', 'eng.trigger.id': binding.id } },
+    });
     if (!outcome.ok) {
       this.ctx.log.warn(`cron ${binding.id} handler ${binding.functionId} failed: ${outcome.error.code}: ${outcome.error.message}`);
+      span?.end({ error: outcome.error });
+    } else {
+      span?.end();
     }
   }
 }

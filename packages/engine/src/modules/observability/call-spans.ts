@@ -20,8 +20,10 @@ const isEngineBuiltin = (id: string) => id.startsWith('engine::') && !id.startsW
  *   traceparent; `engine::*` built-ins only with `trace_builtins` (III_OTEL_TRACE_BUILTINS): @eng/sdk
  *   callers always send a context, and the console's polling must not fill the span store;
  * - observability functions never do, so reading traces does not create traces;
- * - a call dispatched with span hints (a queue delivery) always gets one, with the hints' kind and
- *   attributes: each delivery attempt of a message is a `consumer` span carrying `eng.message.id`.
+ * - a call dispatched with span hints always gets one, with the hints' name, kind and attributes:
+ *   each delivery attempt of a message is a `consumer` span carrying `eng.message.id`; a cron or
+ *   state trigger's call hangs under its `cron_trigger` / `state_triggers` span; the enqueue
+ *   action is an `enqueue_action` producer span (see core/invoker.ts).
  */
 export function callSpanObserver(core: Core, tracer: EngineTracer, options: { traceBuiltins: boolean }): InvocationObserver {
   const open = new WeakMap<CallRecord, EngineSpan>();
@@ -44,12 +46,11 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
       const kind = entry ? (entry.metadata?.internal === true ? 'internal' : functionKind(entry)) : 'user';
       const workerId = call.executorWorkerId ?? entry?.moduleName ?? undefined;
       const workerName = call.executorWorkerId ? core.workers.nameOf(call.executorWorkerId) : undefined;
-      const span = tracer.startSpan(`call ${call.functionId}`, {
+      const span = tracer.startSpan(hints?.name ?? `call ${call.functionId}`, {
         traceparent: call.traceparent,
         kind: hints?.kind ?? 'server',
         // built when the span is stored, after the caller has its reply
         attributes: () => ({
-          ...hints?.attributes,
           function_id: call.functionId,
           'faas.invoked_name': call.functionId,
           'eng.function.kind': kind,
@@ -57,6 +58,7 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
           'eng.worker.name': workerName,
           'eng.invocation.id': call.invocationId,
           'eng.caller.worker_id': call.callerWorkerId,
+          ...hints?.attributes,
         }),
       });
       // an unsampled root still propagates (flags 00), so workers do not record it either

@@ -31,6 +31,12 @@ export interface FunctionDeps {
   metrics: EngineMetrics;
   workerMetrics: WorkerMetricsStore | null;
   sampler: Sampler;
+  /** OTLP exporter figures (`exporter`/`logs_exporter` otlp|both), for health::check. */
+  exporters(): {
+    endpoint?: string;
+    spans?: { sent: number; dropped: number; failures: number };
+    logs?: { sent: number; dropped: number; failures: number };
+  };
   onClearSpans(): void;
   onClearLogs(): void;
 }
@@ -166,10 +172,24 @@ export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps
     return {
       status: 'healthy',
       components: {
-        otel: { status: status(config.enabled), details: { exporter: config.exporter, service_name: config.service_name } },
+        otel: {
+          status: status(config.enabled),
+          details: {
+            exporter: config.exporter,
+            logs_exporter: config.logs_exporter,
+            service_name: config.service_name,
+            sampling_ratio: deps.sampler.describe().default_ratio,
+            ...deps.exporters(),
+          },
+        },
         metrics: {
           status: status(config.enabled && config.metrics_enabled),
-          details: { sdk_points: deps.workerMetrics?.size ?? 0 },
+          details: {
+            sdk_points: deps.workerMetrics?.size ?? 0,
+            max_points: config.metrics_max_count,
+            retention_seconds: config.metrics_retention_seconds,
+            invocations_total: deps.metrics.snapshot(ctx.core.workers.size).invocations.total,
+          },
         },
         logs: {
           status: status(collector.logs !== null),

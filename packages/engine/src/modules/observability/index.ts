@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { StoredLog } from '@eng/protocol';
+import type { StoredLog, StoredSpan } from '@eng/protocol';
 import { BusService } from '../../bus/server.ts';
 import type { InvocationObserver } from '../../core/invoker.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
@@ -41,10 +41,19 @@ function plainData(data: Record<string, unknown> | undefined): Record<string, un
   }
 }
 
+/** Resource attributes of the engine's service (`service_version`, `service_namespace`), OTel names. */
+function resourceOf(config: ObservabilityConfig): { service: string; attributes: Record<string, string> } {
+  const attributes: Record<string, string> = { 'service.name': config.service_name };
+  if (config.service_version) attributes['service.version'] = config.service_version;
+  if (config.service_namespace) attributes['service.namespace'] = config.service_namespace;
+  return { service: config.service_name, attributes };
+}
+
 /** Engine log lines as log records (§8.1: "engine tracing events are also captured as logs"). */
 function engineLogSink(collector: Collector, config: ObservabilityConfig): (record: LogRecord) => void {
   let inside = false;
   const threshold = LEVEL_RANK[config.level];
+  const resource = resourceOf(config).attributes;
   return (record) => {
     // a line logged while storing a line (a listener failing) is not stored again
     if (inside || LEVEL_RANK[record.level] < threshold) return;
@@ -61,7 +70,7 @@ function engineLogSink(collector: Collector, config: ObservabilityConfig): (reco
         attributes: { 'eng.log.scope': record.scope, ...plainData(record.data) },
         trace_id: null,
         span_id: null,
-        resource: { 'service.name': config.service_name },
+        resource,
         service_name: config.service_name,
       };
       collector.addLog(log);
@@ -87,6 +96,13 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       context = ctx;
       const config = ctx.config;
       if (config.alerts?.length) ctx.log.warn('observability `alerts` are not supported by this engine; the rules are ignored');
+      // iii keys accepted so an iii config.yaml starts, but with no effect here: say so rather than ignore them silently
+      const ignored = [
+        config.metrics_exporter === 'otlp' ? 'metrics_exporter: otlp (metrics stay in memory)' : '',
+        config.format !== undefined ? 'format' : '',
+        config.collapse_spans !== undefined ? 'collapse_spans' : '',
+      ].filter(Boolean);
+      if (ignored.length) ctx.log.warn(`observability config keys accepted for iii compatibility but not acted on: ${ignored.join(', ')}`);
 
       const spanStore = spanMemoryEnabled(config) ? new SpanStore(config.memory_max_spans) : null;
       const logStore = logMemoryEnabled(config) ? new LogStore(config.logs_max_count, config.logs_retention_seconds * 1000) : null;
@@ -98,15 +114,26 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       if (persistence) cleanups.push(() => persistence.close());
 
       const endpoint = config.endpoint.replace(/\/+$/, '');
+      const resource = resourceOf(config);
+      let spanSender: OtlpSender<StoredSpan> | undefined;
+      let logSender: OtlpSender<StoredLog> | undefined;
       if (config.enabled && config.exporter !== 'memory') {
-        const sender = new OtlpSender(`${endpoint}/v1/traces`, encodeTraces, 512, 1000, ctx.log);
+        const sender = new OtlpSender(`${endpoint}/v1/traces`, (spans: StoredSpan[]) => encodeTraces(spans, resource), 512, 1000, ctx.log);
+        spanSender = sender;
         collector.onSpan((span) => {
           if (!span.pending) sender.push(span);
         });
         cleanups.push(() => sender.stop());
       }
       if (config.enabled && config.logs_enabled && config.logs_exporter !== 'memory') {
-        const sender = new OtlpSender(`${endpoint}/v1/logs`, encodeLogs, config.logs_batch_size, config.logs_flush_interval_ms, ctx.log);
+        const sender = new OtlpSender(
+          `${endpoint}/v1/logs`,
+          (logs: StoredLog[]) => encodeLogs(logs, resource),
+          config.logs_batch_size,
+          config.logs_flush_interval_ms,
+          ctx.log,
+        );
+        logSender = sender;
         collector.onLog((log) => sender.push(log));
         cleanups.push(() => sender.stop());
       }
@@ -116,8 +143,12 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       ctx.services.set(ObservabilityService.Tracer, tracer);
 
       const metrics = new EngineMetrics();
-      const observers: InvocationObserver[] = [metrics];
-      if (config.enabled) observers.push(callSpanObserver(ctx.core, tracer, { traceBuiltins: config.trace_builtins }));
+      // enabled: false collects nothing, engine metrics included (metrics::list then reports zeros)
+      const observers: InvocationObserver[] = [];
+      if (config.enabled) {
+        observers.push(metrics);
+        observers.push(callSpanObserver(ctx.core, tracer, { traceBuiltins: config.trace_builtins }));
+      }
       ctx.core.invoker.observers.push(...observers);
       cleanups.push(() => {
         for (const observer of observers) {
@@ -125,12 +156,14 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
           if (index >= 0) ctx.core.invoker.observers.splice(index, 1);
         }
       });
-      cleanups.push(
-        ctx.core.onWorkerEvent((event) => {
-          if (event.event === 'worker_connected') metrics.spawns++;
-          else if (event.event === 'worker_disconnected') metrics.deaths++;
-        }),
-      );
+      if (config.enabled) {
+        cleanups.push(
+          ctx.core.onWorkerEvent((event) => {
+            if (event.event === 'worker_connected') metrics.spawns++;
+            else if (event.event === 'worker_disconnected') metrics.deaths++;
+          }),
+        );
+      }
 
       const workerMetrics =
         config.enabled && config.metrics_enabled
@@ -154,6 +187,11 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
         metrics,
         workerMetrics,
         sampler: tracer.sampler,
+        exporters: () => ({
+          endpoint: spanSender || logSender ? endpoint : undefined,
+          spans: spanSender ? { sent: spanSender.sent, dropped: spanSender.dropped, failures: spanSender.failures } : undefined,
+          logs: logSender ? { sent: logSender.sent, dropped: logSender.dropped, failures: logSender.failures } : undefined,
+        }),
         onClearSpans: () => persistence?.clearSpans(),
         onClearLogs: () => persistence?.clearLogs(),
       });

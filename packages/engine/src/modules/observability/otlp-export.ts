@@ -7,6 +7,7 @@ import type { Logger } from '../../log.ts';
 const KINDS: Record<string, number> = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 };
 const MAX_QUEUE = 10_000;
 const REQUEST_TIMEOUT_MS = 10_000;
+const WARN_EVERY_MS = 5 * 60_000;
 
 const attr = (pairs: [string, string][]) => pairs.map(([key, value]) => ({ key, value: { stringValue: value } }));
 
@@ -28,11 +29,22 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   return groups;
 }
 
+/** The engine's own service and its resource attributes (`service.version`, `service.namespace`). */
+export interface EngineResource {
+  service: string;
+  attributes: Record<string, string>;
+}
+
+function resourceAttributes(service: string, engine?: EngineResource) {
+  const attributes = engine && service === engine.service ? engine.attributes : { 'service.name': service };
+  return Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } }));
+}
+
 /** StoredSpans as an ExportTraceServiceRequest (one resource per service, one scope per scope name). */
-export function encodeTraces(spans: StoredSpan[]): unknown {
+export function encodeTraces(spans: StoredSpan[], engine?: EngineResource): unknown {
   return {
     resourceSpans: [...groupBy(spans, (s) => s.service_name)].map(([service, list]) => ({
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+      resource: { attributes: resourceAttributes(service, engine) },
       scopeSpans: [...groupBy(list, (s) => s.instrumentation_scope_name ?? '')].map(([scope, scoped]) => ({
         scope: { name: scope, version: scoped[0]?.instrumentation_scope_version },
         spans: scoped.map((s) => ({
@@ -59,10 +71,10 @@ export function encodeTraces(spans: StoredSpan[]): unknown {
   };
 }
 
-export function encodeLogs(logs: StoredLog[]): unknown {
+export function encodeLogs(logs: StoredLog[], engine?: EngineResource): unknown {
   return {
     resourceLogs: [...groupBy(logs, (l) => l.service_name)].map(([service, list]) => ({
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+      resource: { attributes: resourceAttributes(service, engine) },
       scopeLogs: [
         {
           scope: { name: list[0]?.instrumentation_scope_name ?? 'eng' },
@@ -89,7 +101,10 @@ export class OtlpSender<T> {
   private timer?: NodeJS.Timeout;
   dropped = 0;
   sent = 0;
+  /** Failed requests (each loses one batch). */
+  failures = 0;
   private lastWarnAt = 0;
+  private failing = false;
 
   constructor(
     private readonly url: string,
@@ -125,12 +140,22 @@ export class OtlpSender<T> {
       await res.arrayBuffer().catch(() => undefined);
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       this.sent += batch.length;
+      if (this.failing) {
+        this.failing = false;
+        this.log.info(`OTLP export to ${this.url} works again (${this.dropped} records dropped while it failed)`);
+      }
     } catch (err) {
-      // a collector that is down loses this batch; it never backs up into the engine
+      // a collector that is down loses this batch; it never backs up into the engine. One warning
+      // when exports start failing, then at most one per 5 minutes while they keep failing.
       this.dropped += batch.length;
-      if (Date.now() - this.lastWarnAt > 30_000) {
+      this.failures++;
+      if (!this.failing || Date.now() - this.lastWarnAt > WARN_EVERY_MS) {
+        this.failing = true;
         this.lastWarnAt = Date.now();
-        this.log.warn(`OTLP export to ${this.url} failed: ${(err as Error).message} (${this.dropped} records dropped so far)`);
+        const cause = (err as Error & { cause?: Error }).cause?.message;
+        this.log.warn(
+          `OTLP export to ${this.url} failed: ${(err as Error).message}${cause ? ` (${cause})` : ''}; ${this.dropped} records dropped so far`,
+        );
       }
     } finally {
       this.inFlight = false;

@@ -92,6 +92,18 @@ function globMatch(pattern: string, text: string): boolean {
   return regex.test(text);
 }
 
+/**
+ * Whether a trace falls inside `rate`, decided on the trace id (its last 8 hex digits, random in
+ * W3C ids) as OpenTelemetry's TraceIdRatioBased sampler does: every span of a trace sampled at
+ * the same rate gets the same answer, so `parent_based: false` does not tear traces apart.
+ */
+function traceIdInRate(traceId: string, rate: number): boolean {
+  if (rate >= 1) return true;
+  if (rate <= 0) return false;
+  const value = Number.parseInt(traceId.slice(-8), 16);
+  return Number.isFinite(value) ? value / 0x1_0000_0000 < rate : Math.random() < rate;
+}
+
 /** Root sampling: the first matching rule's rate, else the default; then the traces/s limit. */
 export class Sampler {
   private readonly rules: SamplingRule[];
@@ -108,10 +120,10 @@ export class Sampler {
     this.maxPerSecond = config.sampling?.rate_limit?.max_traces_per_second;
   }
 
-  sampleRoot(name: string, service: string): boolean {
+  sampleRoot(name: string, service: string, traceId: string): boolean {
     const rule = this.rules.find((r) => (!r.operation || globMatch(r.operation, name)) && (!r.service || globMatch(r.service, service)));
     const rate = rule ? rule.rate : this.ratio;
-    if (rate <= 0 || (rate < 1 && Math.random() >= rate)) return false;
+    if (!traceIdInRate(traceId, rate)) return false;
     if (this.maxPerSecond !== undefined) {
       const second = Math.floor(Date.now() / 1000);
       if (second !== this.windowStart) {
@@ -185,11 +197,15 @@ export class Tracer implements EngineTracer {
   startSpan(name: string, options: StartSpanOptions = {}): EngineSpan {
     const parent = parseTraceparent(options.traceparent);
     const service = options.serviceName ?? this.config.service_name;
+    const traceId = parent?.traceId ?? newTraceId();
     let sampled: boolean;
     if (!this.config.enabled) sampled = false;
-    else if (parent && this.sampler.parentBased) sampled = parent.sampled;
-    else sampled = this.sampler.sampleRoot(name, service);
-    const context: SpanContext = { traceId: parent?.traceId ?? newTraceId(), spanId: newSpanId(), sampled };
+    // an unsampled parent is always respected (the caller asked for nothing, and the `log`/`trace`
+    // trigger deliveries rely on it to avoid feedback loops); `parent_based: false` only lets the
+    // rules and the ratio drop spans under a sampled parent
+    else if (parent && (this.sampler.parentBased || !parent.sampled)) sampled = parent.sampled;
+    else sampled = this.sampler.sampleRoot(name, service, traceId);
+    const context: SpanContext = { traceId, spanId: newSpanId(), sampled };
     const traceparent = formatTraceparent(context);
     if (!sampled) return new UnsampledSpan(context.traceId, context.spanId, traceparent);
 

@@ -56,8 +56,8 @@ export function stateModule(): EngineModule<StateConfig> {
           triggers.dispatch(event),
         );
       }
-      const emit = (event: StateEvent) => {
-        triggers.dispatch(event);
+      const emit = (event: StateEvent, traceparent?: string) => {
+        triggers.dispatch(event, traceparent);
         fanout?.publish(event);
       };
       const service = new StateService(store, ctx.config.max_value_bytes, emit);
@@ -81,9 +81,9 @@ export function stateModule(): EngineModule<StateConfig> {
 function registerStateFunctions(ctx: ModuleContext<StateConfig>, service: StateService): void {
   ctx.registerFunction(
     { id: 'state::set', description: 'Store a value under scope/key', request_format: jsonSchema(StateSetInput) },
-    async (input) => {
+    async (input, info) => {
       const { scope, key, value, data } = parseInput('state::set', StateSetInput, input);
-      return service.set(scope, key, value !== undefined ? value : (data ?? null));
+      return service.set(scope, key, value !== undefined ? value : (data ?? null), info.traceparent);
     },
   );
   ctx.registerFunction(
@@ -95,16 +95,16 @@ function registerStateFunctions(ctx: ModuleContext<StateConfig>, service: StateS
   );
   ctx.registerFunction(
     { id: 'state::delete', description: 'Delete scope/key; returns the previous value', request_format: jsonSchema(StateKeyInput) },
-    async (input) => {
+    async (input, info) => {
       const { scope, key } = parseInput('state::delete', StateKeyInput, input);
-      return service.delete(scope, key);
+      return service.delete(scope, key, info.traceparent);
     },
   );
   ctx.registerFunction(
     { id: 'state::update', description: 'Apply update ops atomically to scope/key', request_format: jsonSchema(StateUpdateInput) },
-    async (input) => {
+    async (input, info) => {
       const { scope, key, ops } = parseInput('state::update', StateUpdateInput, input);
-      return service.update(scope, key, ops);
+      return service.update(scope, key, ops, info.traceparent);
     },
   );
   ctx.registerFunction(

@@ -18,13 +18,14 @@ export class StateService {
   constructor(
     readonly store: KvStore,
     private readonly maxValueBytes: number,
-    private readonly emit: (event: StateEvent) => void,
+    /** `traceparent`: the context of the write (the `state::*` call's), parent of the trigger span. */
+    private readonly emit: (event: StateEvent, traceparent?: string) => void,
   ) {}
 
-  async set(scope: string, key: string, value: unknown): Promise<{ old_value: unknown; new_value: unknown }> {
+  async set(scope: string, key: string, value: unknown, traceparent?: string): Promise<{ old_value: unknown; new_value: unknown }> {
     checkValueSize(value, this.maxValueBytes);
     const old = await storeCall(ErrorCode.SetError, () => this.store.set(scope, key, value));
-    this.emit(stateEvent(scope, key, old, value));
+    this.emit(stateEvent(scope, key, old, value), traceparent);
     return { old_value: old ?? null, new_value: value };
   }
 
@@ -33,16 +34,16 @@ export class StateService {
   }
 
   /** Resolves the previous value itself (not wrapped), or undefined (§4.4 quirk). */
-  async delete(scope: string, key: string): Promise<unknown | undefined> {
+  async delete(scope: string, key: string, traceparent?: string): Promise<unknown | undefined> {
     const old = await storeCall(ErrorCode.DeleteError, () => this.store.delete(scope, key));
     // deleting a missing key succeeds but changes nothing, so nothing fires
-    if (old !== undefined) this.emit(stateEvent(scope, key, old, undefined));
+    if (old !== undefined) this.emit(stateEvent(scope, key, old, undefined), traceparent);
     return old;
   }
 
-  async update(scope: string, key: string, ops: UpdateOp[]): Promise<UpdateOutcome> {
+  async update(scope: string, key: string, ops: UpdateOp[], traceparent?: string): Promise<UpdateOutcome> {
     const { outcome, written } = await this.applyUpdate(scope, key, ops);
-    if (written) this.emit(stateEvent(scope, key, outcome.old_value, outcome.new_value));
+    if (written) this.emit(stateEvent(scope, key, outcome.old_value, outcome.new_value), traceparent);
     return outcome;
   }
 
