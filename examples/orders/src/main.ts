@@ -66,7 +66,7 @@ client.registerFunction(
       .trigger({ function_id: 'fulfilment::reserve_stock', payload: order, action: { type: 'enqueue', queue: 'fulfilment' } })
       .catch(() => undefined);
     // a durable publish: every durable:subscriber of the topic gets its own stored copy (here: fulfilment::ship)
-    await client.call('iii::durable::publish', { topic: 'fulfilment', data: order }).catch(() => undefined);
+    await client.call('eng::durable::publish', { topic: 'fulfilment', data: order }).catch(() => undefined);
     await client.call('stream::set', { stream_name: 'orders', group_id: 'live', item_id: order.id, data: order }).catch(() => undefined);
     return input?.body !== undefined ? { status_code: 201, body: order } : order;
   },
