@@ -71,7 +71,7 @@ export class ChangeWatcher {
 
   private async snapshot(uri: string): Promise<string> {
     try {
-      return JSON.stringify(await this.resources.payload(uri, this.context));
+      return JSON.stringify(withoutLoad(uri, await this.resources.payload(uri, this.context)));
     } catch (err) {
       // a resource that does not exist (yet) is a state too; its appearance is a change
       if ((err as { code?: number }).code === -32002) return 'not-found';
@@ -101,4 +101,22 @@ export class ChangeWatcher {
       if (previous !== undefined && previous !== text) this.hub.resourceUpdated(uri);
     }
   }
+}
+
+/**
+ * A worker's load is not a change worth a `resources/updated`: `active_invocations`, the `busy`
+ * status it implies and `latest_metrics` move with every call in flight, including eng-mcp's own
+ * (over HTTP each request, and each open GET stream, is an invocation of eng-mcp's `/mcp`
+ * function), so a subscriber of eng://workers would be told of changes it caused by asking.
+ * Compared without them; what a read returns is unchanged.
+ */
+function withoutLoad(uri: string, payload: unknown): unknown {
+  if (uri !== 'eng://workers' && !uri.startsWith('eng://worker/')) return payload;
+  const strip = (row: unknown): unknown => {
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) return row;
+    const { active_invocations: _active, latest_metrics: _metrics, ...rest } = row as Record<string, unknown>;
+    if (rest.status === 'busy') rest.status = 'connected';
+    return rest;
+  };
+  return Array.isArray(payload) ? payload.map(strip) : strip(payload);
 }
