@@ -80,7 +80,7 @@ class PromiseSettle implements Settle {
 
 interface Pending {
   call: CallRecord;
-  /** Null once the caller disconnected: the result is then discarded (§2.8), but observers still see it. */
+  /** Null once the caller disconnected (§2.8): the call is then ended for the observers at once. */
   target: Settle | null;
   timer?: NodeJS.Timeout;
 }
@@ -94,6 +94,7 @@ interface Observation {
 const RESOLVED = Promise.resolve();
 
 const STOPPED: ErrorBody = { code: ErrorCode.InvocationStopped, message: 'Invocation stopped' };
+const CALLER_GONE: ErrorBody = { code: ErrorCode.InvocationStopped, message: 'Invocation abandoned: the caller disconnected' };
 
 /** Routes invocations to in-process handlers or to the owning bus worker, and matches results. */
 export class Invoker {
@@ -282,7 +283,10 @@ export class Invoker {
       if (pending.call.executorWorkerId === workerId) {
         this.complete(id, { ok: false, error: STOPPED });
       } else if (pending.call.callerWorkerId === workerId) {
+        // abandoned: nobody can receive the result, and a worker that never answers must not keep
+        // the call (and its executor's busy count) forever; a late result is dropped as unknown
         pending.target = null;
+        this.complete(id, { ok: false, error: CALLER_GONE });
       }
     }
   }
