@@ -43,6 +43,82 @@ test.describe('Dashboard', () => {
     await expect(page).toHaveURL(/#\/functions\?fn=reports/);
   });
 
+  test('the mini-charts count the invocations and errors made during the test', async ({ page, consoleUrl, stack }) => {
+    const worker = connect(stack.engine.busUrl, { name: 'e2e-chart-worker' });
+    worker.registerFunction('e2e::chart_ok', (input) => input);
+    worker.registerFunction('e2e::chart_fail', () => {
+      throw new Error('chart failure on purpose');
+    });
+    await worker.ready();
+    try {
+      await gotoPage(page, consoleUrl, '/');
+      const invocations = page.getByTestId('chart-invocations');
+      const errors = page.getByTestId('chart-errors');
+      await expect(invocations).toHaveAttribute('data-total', /^\d+$/);
+      const invBefore = Number(await invocations.getAttribute('data-total'));
+      const errBefore = Number(await errors.getAttribute('data-total'));
+      const since = Date.now();
+      const OK = 60;
+      const FAIL = 9;
+      await Promise.all(Array.from({ length: OK }, (_, i) => worker.call('e2e::chart_ok', { i })));
+      for (let i = 0; i < FAIL; i++) await expect(worker.call('e2e::chart_fail', { i })).rejects.toThrow(/on purpose/);
+
+      // what the charts draw: the buckets from the one holding `since` on (values of the invocation chart are calls per second over 10 s buckets)
+      const drawnSince = async (chart: typeof invocations, perSecond: boolean) => {
+        const host = chart.getByRole('img');
+        const times = ((await host.getAttribute('data-times')) ?? '').split(',').map(Number);
+        const values = ((await host.getAttribute('data-values')) ?? '').split(',').map(Number);
+        let sum = 0;
+        times.forEach((t, i) => {
+          if (t + 10_000 > since) sum += Math.round((values[i] ?? 0) * (perSecond ? 10 : 1));
+        });
+        return sum;
+      };
+      // the dashboard polls the metrics every 5 s: no reload
+      await expect.poll(() => drawnSince(invocations, true), { timeout: 15_000 }).toBeGreaterThanOrEqual(OK + FAIL);
+      await expect.poll(() => drawnSince(errors, false), { timeout: 15_000 }).toBeGreaterThanOrEqual(FAIL);
+      // the totals beside the charts, their accessible summaries and the card text agree with what is drawn
+      const summary = (chart: typeof invocations, scale: number) =>
+        chart.evaluate(
+          (el, k) => ({
+            total: Number(el.getAttribute('data-total')),
+            drawn: (el.querySelector('[role="img"]')?.getAttribute('data-values') ?? '')
+              .split(',')
+              .reduce((a, v) => a + Math.round(Number(v) * k), 0),
+            label: el.querySelector('[role="img"]')?.getAttribute('aria-label') ?? '',
+            card: el.parentElement?.textContent ?? '',
+          }),
+          scale,
+        );
+      const inv = await summary(invocations, 10);
+      const err = await summary(errors, 1);
+      expect(inv.drawn).toBe(inv.total);
+      expect(err.drawn).toBe(err.total);
+      expect(inv.total - invBefore).toBeGreaterThanOrEqual(OK + FAIL);
+      expect(err.total - errBefore).toBeGreaterThanOrEqual(FAIL);
+      expect(inv.label).toContain(`: ${inv.total} calls,`);
+      expect(err.label).toContain(`: ${err.total} failed,`);
+      expect(err.card).toContain(`· ${err.total} failed`);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  test('the Streams counter goes up when an item is written to a new stream', async ({ page, consoleUrl, engineClient }) => {
+    await gotoPage(page, consoleUrl, '/');
+    await expect(page.getByTestId('counter-streams').locator('[data-value]')).not.toHaveAttribute('data-value', '');
+    const before = await counterValue(page, 'streams');
+    const stream = `e2e-dash-${Date.now().toString(36)}`;
+    await engineClient.call('stream::set', { stream_name: stream, group_id: 'g', item_id: 'first', data: { n: 1 } });
+    // stream::list_all fires no trigger; the counter polls (10 s) without a reload
+    await expect.poll(() => counterValue(page, 'streams'), { timeout: 15_000 }).toBe(before + 1);
+    await engineClient.call('stream::set', { stream_name: stream, group_id: 'g2', item_id: 'second', data: { n: 2 } });
+    // a second group of the same stream is not another stream (a reload reads the list afresh)
+    await page.reload();
+    await expect(page.getByTestId('counter-streams').locator('[data-value]')).not.toHaveAttribute('data-value', '');
+    expect(await counterValue(page, 'streams')).toBe(before + 1);
+  });
+
   test('each counter links to its page', async ({ page, consoleUrl }) => {
     for (const [name, heading] of [
       ['functions', 'Functions'],

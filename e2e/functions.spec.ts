@@ -55,6 +55,52 @@ test.describe('Functions page', () => {
     await expect(trace).toHaveAttribute('href', /#\/traces\?trace_id=[0-9a-f]{32}/);
   });
 
+  test('the trace link of an Invoke result opens the trace of that very call', async ({ page, consoleUrl }) => {
+    await gotoPage(page, consoleUrl, '/functions?fn=orders::create');
+    const detail = page.getByTestId('function-detail');
+    const editor = detail.getByRole('textbox', { name: 'Input for orders::create' });
+    const invoke = async (sku: string) => {
+      await editor.fill(JSON.stringify({ sku, qty: 1, customer: 'trace-link' }));
+      await detail.getByRole('button', { name: 'Invoke' }).click();
+      const result = page.getByTestId('invoke-result');
+      await expect(result).toContainText(`"sku": "${sku}"`);
+      const orderId = /"id": "(ord_[a-z0-9]+)"/.exec((await result.textContent()) ?? '')?.[1] as string;
+      expect(orderId).toBeTruthy();
+      const href = (await page.getByTestId('invoke-trace-link').getAttribute('href')) ?? '';
+      const traceId = /trace_id=([0-9a-f]{32})/.exec(href)?.[1] as string;
+      expect(traceId).toBeTruthy();
+      return { orderId, traceId };
+    };
+    // two calls of the same function: each result links to its own trace
+    const first = await invoke('E2E-TRACE-1');
+    const second = await invoke('E2E-TRACE-2');
+    expect(second.traceId).not.toBe(first.traceId);
+
+    await page.getByTestId('invoke-trace-link').click();
+    await expect(page).toHaveURL(new RegExp(`#/traces\\?.*trace_id=${second.traceId}`));
+    const trace = page.getByTestId('trace-detail');
+    await expect(trace).toHaveAttribute('data-trace-id', second.traceId);
+    // the root is the engine's span of the console's call, the worker's execute span under it
+    const rows = page.getByTestId('waterfall-row');
+    await expect(rows.first()).toContainText('call orders::create');
+    await expect(rows.filter({ hasText: 'execute orders::create' })).toHaveCount(1);
+    await rows.first().click();
+    const panel = page.getByTestId('span-panel');
+    await panel
+      .getByRole('tablist', { name: 'Span detail tabs' })
+      .getByRole('tab', { name: /Attributes/ })
+      .click();
+    await expect(panel.getByTestId('span-tab-attributes')).toContainText('orders::create');
+    // and it is this call: the state write of the order it created is in it, not the first call's
+    await rows.filter({ hasText: 'state_triggers' }).first().click();
+    await panel
+      .getByRole('tablist', { name: 'Span detail tabs' })
+      .getByRole('tab', { name: /Attributes/ })
+      .click();
+    await expect(panel.getByTestId('span-tab-attributes')).toContainText(second.orderId);
+    await expect(trace).not.toContainText(first.orderId);
+  });
+
   test('Invoke shows a failing call inline with its error', async ({ page, consoleUrl }) => {
     await gotoPage(page, consoleUrl, '/functions?fn=orders::get');
     const detail = page.getByTestId('function-detail');

@@ -45,6 +45,9 @@ async function probeBus(): Promise<Probe> {
   }
 }
 
+/** How long the streams socket must stay open to count as reachable (the stream monitor waits as long). */
+const STAY_OPEN_MS = 400;
+
 function probeStreams(): Promise<Probe> {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const url = `${proto}//${location.host}${basePath()}ws/streams`;
@@ -64,8 +67,14 @@ function probeStreams(): Promise<Probe> {
         // already closed
       }
     };
-    const timer = setTimeout(() => finish({ ...base, ok: false, detail: 'no answer within 3 s' }), 3000);
-    ws.onopen = () => finish({ ...base, ok: true, latencyMs: performance.now() - t0, detail: 'WebSocket open through the console' });
+    let timer = setTimeout(() => finish({ ...base, ok: false, detail: 'no answer within 3 s' }), 3000);
+    // eng-console accepts the browser's socket even when it cannot reach the engine's streams port,
+    // then closes it at once with 1011 and the reason: "open" alone is no proof, it must stay open
+    ws.onopen = () => {
+      const latencyMs = performance.now() - t0;
+      clearTimeout(timer);
+      timer = setTimeout(() => finish({ ...base, ok: true, latencyMs, detail: 'WebSocket open through the console' }), STAY_OPEN_MS);
+    };
     ws.onclose = (e) => finish({ ...base, ok: false, detail: e.reason || `closed (${e.code}) — this server may not proxy /ws/streams` });
   });
 }

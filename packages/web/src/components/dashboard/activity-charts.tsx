@@ -1,7 +1,7 @@
 import { Activity, TriangleAlert } from 'lucide-react';
 import { useMemo } from 'react';
 import { useEngineMetrics } from '../../api/metrics.ts';
-import { formatCount, formatDuration } from '../../lib/format.ts';
+import { formatCount, formatDuration, pluralize } from '../../lib/format.ts';
 import { Card, CardHeader } from '../ui/card.tsx';
 import { EmptyState } from '../ui/empty-state.tsx';
 import { MiniChart } from './mini-chart.tsx';
@@ -50,8 +50,12 @@ export function ActivityCharts() {
             m ? <span className="text-[12px] text-muted tabular-nums">p95 {formatDuration(m.performance.p95_duration_ms)}</span> : null
           }
         />
-        <div className="px-3 pt-2 pb-3" data-testid="chart-invocations">
-          <MiniChart times={times} series={inv} label="Invocations per second over the last 15 minutes" />
+        <div className="px-3 pt-2 pb-3" data-testid="chart-invocations" data-total={recentInvocations}>
+          <MiniChart
+            times={times}
+            series={inv}
+            label={`Invocations per second over the last 15 minutes: ${pluralize(recentInvocations, 'call')}, latest ${invocations.at(-1) ?? 0}/s`}
+          />
         </div>
       </Card>
       <Card>
@@ -70,8 +74,12 @@ export function ActivityCharts() {
             ) : null
           }
         />
-        <div className="px-3 pt-2 pb-3" data-testid="chart-errors">
-          <MiniChart times={times} series={err} label="Failed invocations over the last 15 minutes" />
+        <div className="px-3 pt-2 pb-3" data-testid="chart-errors" data-total={recentErrors}>
+          <MiniChart
+            times={times}
+            series={err}
+            label={`Failed invocations over the last 15 minutes: ${recentErrors} failed, ${errors.at(-1) ?? 0} in the latest ${INTERVAL_S} s`}
+          />
         </div>
       </Card>
     </>

@@ -96,5 +96,15 @@ export function MiniChart({
     plot.current?.setData([times.map((t) => t / 1000), ...series.map((s) => s.values)]);
   }, [times, series]);
 
-  return <div ref={host} role="img" aria-label={label} className="w-full" />;
+  // what the chart draws, readable without the canvas (assistive tech, tests): bucket starts in ms and each series' values
+  return (
+    <div
+      ref={host}
+      role="img"
+      aria-label={label}
+      className="w-full"
+      data-times={times.join(',')}
+      data-values={series.map((s) => s.values.join(',')).join(';')}
+    />
+  );
 }
