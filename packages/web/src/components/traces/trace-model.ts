@@ -49,6 +49,16 @@ export function spanEndMs(span: StoredSpan, now: number): number {
   return span.end_time_unix_nano / 1e6;
 }
 
+/**
+ * Nanosecond epochs held as doubles are exact only to 256 ns, and dividing each end by 1e6 adds
+ * more noise: a finished span's duration is its nanosecond difference rounded to the microsecond,
+ * as the engine's `duration_ms` is (a 10 ms span reads "10 ms", never "10.0 ms" from 9.99999).
+ */
+function spanDurationMs(span: StoredSpan, startMs: number, endMs: number): number {
+  if (span.pending || !span.end_time_unix_nano) return Math.max(0, endMs - startMs);
+  return Math.max(0, Math.round((span.end_time_unix_nano - span.start_time_unix_nano) / 1e3) / 1e3);
+}
+
 export function buildTraceModel(spans: StoredSpan[], now: number = Date.now()): TraceModel {
   const sorted = [...spans].sort((a, b) => a.start_time_unix_nano - b.start_time_unix_nano);
   const byId = new Map<string, SpanNode>();
@@ -64,7 +74,7 @@ export function buildTraceModel(spans: StoredSpan[], now: number = Date.now()): 
       depth: 0,
       startMs,
       endMs,
-      durationMs: Math.max(0, endMs - startMs),
+      durationMs: spanDurationMs(span, startMs, endMs),
       selfMs: 0,
       error: span.status === 'error',
       pending: span.pending === true || !span.end_time_unix_nano,
@@ -118,7 +128,7 @@ export function buildTraceModel(spans: StoredSpan[], now: number = Date.now()): 
     roots,
     startMs,
     endMs,
-    durationMs: Math.max(0, endMs - startMs),
+    durationMs: Math.max(0, Math.round((endMs - startMs) * 1e3) / 1e3),
     services: [...services].sort(),
     errorCount,
     pending,
