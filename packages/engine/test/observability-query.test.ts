@@ -417,6 +417,8 @@ describe('pending traces and clearing', () => {
     expect(await names({ status: 'pending', name: 'hang', service_name: 'eng' })).toEqual(['call q::hang']);
     expect(await names({ status: 'pending', service_name: 'checkout' })).toEqual([]);
     expect(await names({ status: 'ok', name: 'hang' })).toEqual([]);
+    // its status is still unset, but a running span belongs to Pending only
+    expect(await names({ status: 'unset', name: 'hang' })).toEqual([]);
     // the executor dies: the call ends with invocation_stopped and the span is no longer pending
     await executor.terminate();
     const ended = await waitFor(async () => (await list({ name: 'hang', status: 'error' })).spans[0]);

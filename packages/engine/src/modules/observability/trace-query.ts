@@ -126,7 +126,8 @@ function statusMatches(span: StoredSpan, trace: TraceRec | null, status: StatusF
       // OTel leaves successful spans `unset`: every finished span without an error is OK
       return !span.pending && span.status !== 'error' && traceErrors === 0;
     case 'unset':
-      return span.status === 'unset';
+      // ended without a status; a span still running is Pending, not Unset
+      return span.status === 'unset' && !span.pending;
     case 'pending':
       return span.pending === true;
   }
