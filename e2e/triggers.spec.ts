@@ -110,4 +110,118 @@ test.describe('Triggers page', () => {
       await subscriber.close();
     }
   });
+
+  test('a trigger refused by its provider shows Error with the reason; one of a type nobody provides shows Inactive', async ({
+    page,
+    consoleUrl,
+    stack,
+    engineClient,
+  }) => {
+    const { connect } = await import('@eng/sdk');
+    const tag = Date.now().toString(36);
+    // a worker providing a trigger type that refuses bindings without a secret
+    const provider = connect(stack.engine.busUrl, { name: 'e2e-picky-provider' });
+    provider.registerTriggerType(
+      { id: `e2e-webhook-${tag}`, description: 'signed webhooks' },
+      {
+        registerTrigger: (binding) => {
+          if (!(binding.config as { secret?: string } | undefined)?.secret) throw new Error('signing secret missing');
+        },
+        unregisterTrigger: () => undefined,
+      },
+    );
+    await provider.ready();
+    const binder = connect(stack.engine.busUrl, { name: 'e2e-binder' });
+    binder.registerFunction(`e2e::refused_${tag}`, () => null);
+    binder.registerFunction(`e2e::accepted_${tag}`, () => null);
+    binder.registerFunction(`e2e::parked_${tag}`, () => null);
+    binder.registerTrigger({ type: `e2e-webhook-${tag}`, function_id: `e2e::refused_${tag}`, config: { path: 'no-secret' } });
+    binder.registerTrigger({ type: `e2e-webhook-${tag}`, function_id: `e2e::accepted_${tag}`, config: { secret: 's3cret' } });
+    binder.registerTrigger({ type: `e2e-nobody-${tag}`, function_id: `e2e::parked_${tag}`, config: { anything: 1 } });
+    await binder.ready();
+    try {
+      // what the engine says (engine::registered-triggers::list), then what the page shows
+      const status = async (fn: string) =>
+        (
+          await engineClient.call<{ registered_triggers: Array<{ function_id: string; status: string; error?: string }> }>(
+            'engine::registered-triggers::list',
+            { function_id: fn },
+          )
+        ).registered_triggers[0];
+      await expect.poll(async () => (await status(`e2e::refused_${tag}`))?.status).toBe('error');
+      expect((await status(`e2e::refused_${tag}`))?.error).toContain('signing secret missing');
+      expect((await status(`e2e::accepted_${tag}`))?.status).toBe('active');
+      expect((await status(`e2e::parked_${tag}`))?.status).toBe('inactive');
+
+      await gotoPage(page, consoleUrl, '/triggers?type=other');
+      const row = (fn: string) => page.locator('[data-trigger-id]', { hasText: fn });
+      await expect(row(`e2e::refused_${tag}`)).toContainText('Error');
+      await expect(row(`e2e::accepted_${tag}`)).toContainText('Active');
+      await expect(row(`e2e::parked_${tag}`)).toContainText('Inactive');
+      await expect(row(`e2e::parked_${tag}`)).not.toContainText('Active');
+
+      // the detail of the refused one says why
+      await row(`e2e::refused_${tag}`).click();
+      const detail = page.getByTestId('trigger-detail');
+      await expect(detail.getByRole('alert')).toContainText("The trigger type's provider refused this binding");
+      await expect(detail.getByRole('alert')).toContainText('signing secret missing');
+      // the parked one says that nobody serves its type
+      await row(`e2e::parked_${tag}`).click();
+      await expect(detail).toContainText(`e2e-nobody-${tag}`);
+      await expect(detail.getByRole('status')).toContainText(`No worker provides the trigger type e2e-nobody-${tag}`);
+
+      // the provider leaves: its bindings go Inactive on the page, live
+      await provider.close();
+      await expect(row(`e2e::accepted_${tag}`)).toContainText('Inactive', { timeout: 10_000 });
+      await expect(row(`e2e::refused_${tag}`)).toContainText('Inactive');
+    } finally {
+      await binder.close();
+      await provider.close();
+    }
+  });
+
+  test('an HTTP trigger whose function left with its worker is flagged: the engine says active, the route fails', async ({
+    page,
+    consoleUrl,
+    stack,
+    engineClient,
+  }) => {
+    const { connect } = await import('@eng/sdk');
+    const tag = Date.now().toString(36);
+    const owner = connect(stack.engine.busUrl, { name: 'e2e-owner' });
+    owner.registerFunction(`e2e::gone_${tag}`, () => ({ ok: true }));
+    await owner.ready();
+    // another worker binds the route, so the binding outlives the function's worker
+    const binder = connect(stack.engine.busUrl, { name: 'e2e-route-binder' });
+    binder.registerTrigger({ type: 'http', function_id: `e2e::gone_${tag}`, config: { api_path: `gone-${tag}`, http_method: 'GET' } });
+    await binder.ready();
+    try {
+      await gotoPage(page, consoleUrl, '/triggers?type=http');
+      const row = page.locator('[data-trigger-id]', { hasText: `e2e::gone_${tag}` });
+      await expect(row).toContainText('Active');
+      await expect(row).not.toContainText('no function');
+
+      await owner.close();
+      const listed = await engineClient.call<{ registered_triggers: Array<{ status: string }> }>('engine::registered-triggers::list', {
+        function_id: `e2e::gone_${tag}`,
+      });
+      expect(listed.registered_triggers.map((t) => t.status)).toEqual(['active']);
+      const res = await fetch(`http://127.0.0.1:${stack.engine.ports.HTTP}/gone-${tag}`);
+      expect(res.status).toBe(500);
+      expect(await res.text()).toContain('function_not_found');
+
+      await expect(row).toContainText('no function', { timeout: 10_000 });
+      await row.click();
+      const detail = page.getByTestId('trigger-detail');
+      await expect(detail.getByRole('alert')).toContainText('The function this trigger calls is not registered');
+      await expect(detail.getByRole('alert')).toContainText(`e2e::gone_${tag}`);
+      // the HTTP test shows the failure the route answers
+      await detail.getByRole('button', { name: 'Send request' }).click();
+      await expect(page.getByTestId('http-test-status')).toHaveText('500');
+      await expect(page.getByTestId('http-test-response')).toContainText('function_not_found');
+    } finally {
+      await binder.close();
+      await owner.close();
+    }
+  });
 });

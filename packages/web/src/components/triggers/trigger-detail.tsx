@@ -16,11 +16,13 @@ export function TriggerDetail({
   trigger,
   kind,
   summary,
+  functionMissing,
   onClose,
 }: {
   trigger: TriggerRecord;
   kind: TriggerKind;
   summary: string;
+  functionMissing?: boolean;
   onClose: () => void;
 }) {
   return (
@@ -48,6 +50,24 @@ export function TriggerDetail({
         <div role="alert" className="mx-4 mt-4 rounded-lg border border-bad/30 bg-bad-soft px-3 py-2 text-[13px] text-bad">
           <p className="font-medium">The trigger type's provider refused this binding</p>
           <p className="mt-0.5 font-mono text-xs">{trigger.error}</p>
+        </div>
+      ) : null}
+      {functionMissing ? (
+        <div role="alert" className="mx-4 mt-4 rounded-lg border border-warn/30 bg-warn-soft px-3 py-2 text-[13px] text-warn">
+          <p className="font-medium">The function this trigger calls is not registered</p>
+          <p className="mt-0.5">
+            No connected worker registers <span className="font-mono">{trigger.function_id}</span>, so every firing fails with{' '}
+            <span className="font-mono">function_not_found</span> until a worker registers it again.
+          </p>
+        </div>
+      ) : null}
+      {trigger.status === 'inactive' ? (
+        <div role="status" className="mx-4 mt-4 rounded-lg border border-line bg-surface-2 px-3 py-2 text-[13px] text-muted">
+          <p className="font-medium text-fg">Inactive: this binding does not fire right now</p>
+          <p className="mt-0.5">
+            No worker provides the trigger type <span className="font-mono">{trigger.trigger_type}</span> at the moment. The engine keeps
+            the binding and hands it to the provider as soon as one registers the type.
+          </p>
         </div>
       ) : null}
       {kind === 'http' ? (
@@ -86,7 +106,7 @@ export function TriggerDetail({
                 <CopyButton text={trigger.id} label="Copy trigger id" />
               </span>,
             ],
-            ['Status', <TriggerStatus key="s" trigger={trigger} />],
+            ['Status', <TriggerStatus key="s" trigger={trigger} functionMissing={functionMissing} />],
             ['Worker', trigger.worker_name],
             [
               'Type',

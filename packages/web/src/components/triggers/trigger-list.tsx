@@ -13,21 +13,46 @@ export interface TriggerGroup {
 
 const STATUS_LABEL = { active: 'Active', error: 'Error', inactive: 'Inactive' } as const;
 
-export function TriggerStatus({ trigger }: { trigger: TriggerRecord }) {
-  const tone = trigger.status === 'active' ? 'ok' : trigger.status === 'error' ? 'bad' : 'neutral';
+/**
+ * The engine's status of a binding. `functionMissing`: the engine still reports an active binding
+ * when the function it calls has gone with its worker (another worker bound it), yet every firing
+ * fails with function_not_found, so the page says so next to the status.
+ */
+export function TriggerStatus({ trigger, functionMissing }: { trigger: TriggerRecord; functionMissing?: boolean }) {
+  const tone = trigger.status === 'active' ? (functionMissing ? 'warn' : 'ok') : trigger.status === 'error' ? 'bad' : 'neutral';
   return (
     <span
-      className="inline-flex items-center gap-1.5 text-[12px]"
-      title={trigger.error ?? (trigger.status === 'inactive' ? 'No provider serves this trigger type right now' : undefined)}
+      className="inline-flex flex-wrap items-center gap-x-1.5 text-[12px]"
+      data-status={trigger.status}
+      title={
+        trigger.error ??
+        (trigger.status === 'inactive'
+          ? 'No provider serves this trigger type right now'
+          : functionMissing
+            ? `${trigger.function_id} is not registered by any connected worker: firings fail with function_not_found`
+            : undefined)
+      }
     >
       <StatusDot tone={tone} />
       <span className={trigger.status === 'error' ? 'text-bad' : 'text-muted'}>{STATUS_LABEL[trigger.status] ?? trigger.status}</span>
+      {functionMissing ? <span className="text-warn">· no function</span> : null}
     </span>
   );
 }
 
 /** Triggers grouped by kind with count badges (seed 2.3). */
-export function TriggerList({ groups, selected, onSelect }: { groups: TriggerGroup[]; selected?: string; onSelect: (id: string) => void }) {
+export function TriggerList({
+  groups,
+  selected,
+  onSelect,
+  missingFunctions,
+}: {
+  groups: TriggerGroup[];
+  selected?: string;
+  onSelect: (id: string) => void;
+  /** Function ids bound by a trigger that no connected worker registers. */
+  missingFunctions?: ReadonlySet<string>;
+}) {
   return (
     <div className="min-h-0 flex-1 overflow-auto">
       <div
@@ -79,7 +104,7 @@ export function TriggerList({ groups, selected, onSelect }: { groups: TriggerGro
                       {readable ? <span className="block truncate text-[11.5px] text-muted">{readable}</span> : null}
                     </span>
                     <span>
-                      <TriggerStatus trigger={trigger} />
+                      <TriggerStatus trigger={trigger} functionMissing={missingFunctions?.has(trigger.function_id)} />
                     </span>
                   </button>
                 </li>

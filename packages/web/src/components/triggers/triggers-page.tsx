@@ -1,6 +1,7 @@
 import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { RefreshCw, SearchX, Zap } from 'lucide-react';
 import { useMemo } from 'react';
+import { useFunctions } from '../../api/functions.ts';
 import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
 import { useKeydown } from '../../lib/keyboard.ts';
 import { summarise } from '../../lib/trigger-config.ts';
@@ -22,6 +23,7 @@ export function TriggersPage() {
   const search = route.useSearch();
   const navigate = useNavigate({ from: '/triggers' });
   const triggers = useTriggers();
+  const functions = useFunctions();
   const setSearch = (patch: Partial<typeof search>) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: true });
   const query = (search.q ?? '').trim().toLowerCase();
   const showSystem = search.system ?? false;
@@ -50,6 +52,13 @@ export function TriggersPage() {
     const groups = KIND_ORDER.filter((k) => byKind.has(k)).map((kind) => ({ kind, items: byKind.get(kind) ?? [] }));
     return { groups, counts, total, hiddenSystem };
   }, [triggers.data, showSystem, query, tab]);
+
+  // bindings whose function no connected worker registers (known only once the function list is in)
+  const missingFunctions = useMemo(() => {
+    if (!functions.data) return new Set<string>();
+    const registered = new Set(functions.data.map((f) => f.function_id));
+    return new Set((triggers.data ?? []).map((t) => t.function_id).filter((id) => !registered.has(id)));
+  }, [functions.data, triggers.data]);
 
   const selected = useMemo(() => {
     // looked up in the full list: a search must not close the open trigger
@@ -127,7 +136,7 @@ export function TriggersPage() {
               Nothing of this type matches the search.
             </EmptyState>
           ) : (
-            <TriggerList groups={groups} selected={search.id} onSelect={(id) => setSearch({ id })} />
+            <TriggerList groups={groups} selected={search.id} onSelect={(id) => setSearch({ id })} missingFunctions={missingFunctions} />
           )}
         </div>
         {selected ? (
@@ -136,6 +145,7 @@ export function TriggersPage() {
             trigger={selected.trigger}
             kind={selected.kind}
             summary={selected.summary}
+            functionMissing={missingFunctions.has(selected.trigger.function_id)}
             onClose={() => setSearch({ id: undefined })}
           />
         ) : null}
