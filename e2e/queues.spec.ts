@@ -150,3 +150,127 @@ test('dead letters page past 50 with the total, and Redrive all asks first', asy
   await expect(page.getByTestId('queue-stats')).toBeVisible();
   await page.screenshot({ path: `${ARTIFACTS}queues-light.png` });
 });
+
+/** The list row's numeric columns (Depth, Flight, Consumers, OK, Fail), as the page shows them. */
+const rowNumbers = async (page: Page, name: string) => {
+  const cells = page.locator(`[data-testid="queue-row"][data-name="${name}"]`).locator('xpath=..').locator(':scope > span');
+  const texts = await cells.allInnerTexts();
+  const [depth, inFlight, consumers] = texts.map((t) => (t.trim() === '–' ? Number.NaN : Number(t.trim())));
+  return { depth, inFlight, consumers };
+};
+
+interface Stats {
+  depth: number;
+  in_flight: number;
+  consumer_count: number;
+  delivered: number;
+  config: { concurrency?: number } | null;
+}
+interface Listed {
+  name: string;
+  broker_type: string;
+  depth: number;
+  subscriber_count: number;
+}
+
+test('depth and consumers match engine::queue::topic_stats and list_topics as messages wait and subscribers bind', async ({
+  page,
+  consoleUrl,
+  stack,
+}) => {
+  const { connect } = await import('@eng/sdk');
+  const tag = randomTag();
+  const queue = `e2e-depth-${tag}`;
+  const fn = `e2e::later_${tag}`;
+  const topicStats = (name: string) => call<Stats>(stack, 'engine::queue::topic_stats', { topic: name });
+  const listed = async (name: string, kind: string) =>
+    (await call<Listed[]>(stack, 'engine::queue::list_topics', {})).find((t) => t.name === name && t.broker_type === kind);
+  const shown = async (name: string) => ({
+    depth: Number(await stat(page, 'depth').getAttribute('data-value')),
+    consumers: Number(await stat(page, 'consumers').getAttribute('data-value')),
+    inFlight: Number(await stat(page, 'in-flight').getAttribute('data-value')),
+    row: await rowNumbers(page, name),
+  });
+
+  // a function queue whose function is not registered yet: the messages wait (depth 3)
+  for (let i = 0; i < 3; i++) await call(stack, 'engine::queue::enqueue', { queue, function_id: fn, data: { i } });
+  const waiting = await topicStats(queue);
+  expect(waiting.depth).toBe(3);
+  expect((await listed(queue, 'function_queue'))?.depth).toBe(3);
+  await gotoPage(page, consoleUrl, `/queues?topic=${queue}`);
+  await expect(page.getByTestId('queue-title')).toHaveText(queue);
+  await expect(stat(page, 'depth')).toHaveAttribute('data-value', '3');
+  // a function queue's consumers are its concurrency (as iii reports it)
+  await expect(stat(page, 'consumers')).toHaveAttribute('data-value', String(waiting.consumer_count));
+  expect(waiting.consumer_count).toBe(waiting.config?.concurrency);
+  await expect.poll(() => rowNumbers(page, queue)).toEqual({ depth: 3, inFlight: 0, consumers: waiting.consumer_count });
+
+  // the function registers: the queue drains, live
+  const worker = connect(stack.engine.busUrl, { name: 'e2e-queue-late' });
+  const got: unknown[] = [];
+  worker.registerFunction(fn, (data) => {
+    got.push(data);
+    return null;
+  });
+  await worker.ready();
+  try {
+    await expect.poll(() => got.length, { timeout: 10_000 }).toBe(3);
+    await expect(stat(page, 'depth')).toHaveAttribute('data-value', '0');
+    await expect(stat(page, 'delivered')).toHaveAttribute('data-value', '3');
+    expect((await topicStats(queue)).depth).toBe(0);
+    await expect.poll(async () => (await rowNumbers(page, queue)).depth).toBe(0);
+  } finally {
+    await worker.close();
+  }
+
+  // a durable topic with two subscribers; one of them holds its copies (concurrency 1, a slow handler)
+  const topic = `e2e.topic.${tag}`;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const slow = connect(stack.engine.busUrl, { name: 'e2e-sub-slow' });
+  slow.registerFunction(`e2e::slow_${tag}`, async () => {
+    await gate;
+    return null;
+  });
+  slow.registerTrigger({
+    type: 'durable:subscriber',
+    function_id: `e2e::slow_${tag}`,
+    config: { topic, queue_config: { concurrency: 1 } },
+  });
+  const fast = connect(stack.engine.busUrl, { name: 'e2e-sub-fast' });
+  fast.registerFunction(`e2e::fast_${tag}`, () => null);
+  fast.registerTrigger({ type: 'durable:subscriber', function_id: `e2e::fast_${tag}`, config: { topic } });
+  await Promise.all([slow.ready(), fast.ready()]);
+  try {
+    await expect.poll(async () => (await topicStats(topic)).consumer_count, { timeout: 10_000 }).toBe(2);
+    await gotoPage(page, consoleUrl, `/queues?topic=${encodeURIComponent(topic)}`);
+    await expect(page.getByTestId('queue-title')).toHaveText(topic);
+    await expect(stat(page, 'consumers')).toHaveAttribute('data-value', '2');
+    expect((await listed(topic, 'topic'))?.subscriber_count).toBe(2);
+    await expect.poll(async () => (await rowNumbers(page, topic)).consumers).toBe(2);
+
+    for (let i = 0; i < 4; i++) await call(stack, 'eng::durable::publish', { topic, data: { i } });
+    // the slow subscriber has one copy in flight and three waiting; the fast one took all of its own
+    await expect.poll(async () => (await topicStats(topic)).depth, { timeout: 10_000 }).toBe(3);
+    const held = await topicStats(topic);
+    expect(held.in_flight).toBe(1);
+    await expect(stat(page, 'depth')).toHaveAttribute('data-value', String(held.depth));
+    await expect(stat(page, 'in-flight')).toHaveAttribute('data-value', '1');
+    await expect.poll(() => rowNumbers(page, topic)).toEqual({ depth: 3, inFlight: 1, consumers: 2 });
+    // list_topics counts the stored copies, the one in flight included (topic_stats does not): the page shows topic_stats' depth
+    expect((await listed(topic, 'topic'))?.depth).toBe(held.depth + held.in_flight);
+    const page1 = await shown(topic);
+    expect(page1).toEqual({ depth: 3, consumers: 2, inFlight: 1, row: { depth: 3, inFlight: 1, consumers: 2 } });
+
+    release();
+    await expect(stat(page, 'depth')).toHaveAttribute('data-value', '0', { timeout: 10_000 });
+    await expect(stat(page, 'in-flight')).toHaveAttribute('data-value', '0');
+    expect((await topicStats(topic)).depth).toBe(0);
+  } finally {
+    release();
+    await slow.close();
+    await fast.close();
+  }
+});
