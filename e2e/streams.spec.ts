@@ -161,3 +161,66 @@ test('stored items of a group, lookup by id, and system streams behind the toggl
   await expect(page.getByTestId('stream-item').first()).toBeVisible();
   await page.screenshot({ path: `${ARTIFACTS}streams-items-light.png` });
 });
+
+test('the Buffer counter is the number of lines kept: it grows with each event, holds back while paused, stops at 5,000, clears to 0', async ({
+  page,
+  consoleUrl,
+  stack,
+}) => {
+  test.setTimeout(120_000);
+  const stream = `e2e-buf-${randomTag()}`;
+  const set = (id: string) => call(stack, 'stream::set', { stream_name: stream, group_id: 'g', item_id: id, data: { id } });
+  const buffer = () => page.getByTestId('counter-buffer');
+  const bufferHint = () => buffer().locator('xpath=following-sibling::span');
+
+  await gotoPage(page, consoleUrl, '/streams');
+  await expect(page.getByTestId('monitor-transport')).toHaveAttribute('data-transport', 'socket');
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await expect(buffer()).toHaveAttribute('data-value', '0');
+  await page.getByLabel('Stream name').fill(stream);
+  await page.getByLabel('Group id').fill('g');
+  await page.getByTestId('subscriptions').getByRole('button', { name: 'Subscribe' }).click();
+  await expect(page.getByTestId('subscription-chip')).toHaveText(`${stream} / g`);
+  // join (outbound) and the sync of an empty group (inbound)
+  await expect(message(page, 'sync')).toHaveCount(1);
+  await expect(buffer()).toHaveAttribute('data-value', '2');
+  await expect(bufferHint()).toHaveText('of 5.0k');
+
+  for (let i = 0; i < 5; i++) await set(`item-${i}`);
+  await expect(message(page, 'create')).toHaveCount(5);
+  await expect(buffer()).toHaveAttribute('data-value', '7');
+  expect(await page.getByTestId('monitor-message').count()).toBe(7);
+  expect(await counter(page, 'total')).toBe(7);
+
+  // paused: the events are heard and counted, but held back outside the buffer
+  await page.getByTestId('monitor-pause').click();
+  await set('held-1');
+  await set('held-2');
+  await expect(page.getByTestId('monitor-pause')).toHaveText(/Resume \(2\)/);
+  await expect(bufferHint()).toHaveText('of 5.0k · 2 held');
+  expect(await counter(page, 'buffer')).toBe(7);
+  expect(await counter(page, 'total')).toBe(9);
+  await page.getByTestId('monitor-pause').click();
+  await expect(buffer()).toHaveAttribute('data-value', '9');
+  await expect(bufferHint()).toHaveText('of 5.0k');
+
+  // past the cap the oldest lines go: the buffer stays at 5,000 while the total keeps counting
+  const burst = 5100;
+  for (let start = 0; start < burst; start += 300) {
+    await Promise.all(Array.from({ length: Math.min(300, burst - start) }, (_, i) => set(`burst-${start + i}`)));
+  }
+  await expect.poll(() => counter(page, 'total'), { timeout: 30_000 }).toBe(9 + burst);
+  await expect(buffer()).toHaveAttribute('data-value', '5000');
+  await expect(buffer()).toHaveText('5.0k');
+  // the newest line is kept, the first ones are gone
+  await page.getByPlaceholder('Search messages…').fill(`burst-${burst - 1}`);
+  await expect(message(page, 'create')).toHaveCount(1);
+  await page.getByPlaceholder('Search messages…').fill('item-0');
+  await expect(page.getByTestId('monitor-message')).toHaveCount(0);
+  await page.getByPlaceholder('Search messages…').fill('');
+
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await expect(buffer()).toHaveAttribute('data-value', '0');
+  await expect(page.getByTestId('monitor-message')).toHaveCount(0);
+  await page.getByRole('button', { name: `Unsubscribe from ${stream} / g` }).click();
+});
