@@ -259,8 +259,8 @@ test('depth and consumers match engine::queue::topic_stats and list_topics as me
     await expect(stat(page, 'depth')).toHaveAttribute('data-value', String(held.depth));
     await expect(stat(page, 'in-flight')).toHaveAttribute('data-value', '1');
     await expect.poll(() => rowNumbers(page, topic)).toEqual({ depth: 3, inFlight: 1, consumers: 2 });
-    // list_topics counts the stored copies, the one in flight included (topic_stats does not): the page shows topic_stats' depth
-    expect((await listed(topic, 'topic'))?.depth).toBe(held.depth + held.in_flight);
+    // list_topics and topic_stats agree: depth is what is stored and not in flight
+    expect((await listed(topic, 'topic'))?.depth).toBe(held.depth);
     const page1 = await shown(topic);
     expect(page1).toEqual({ depth: 3, consumers: 2, inFlight: 1, row: { depth: 3, inFlight: 1, consumers: 2 } });
 

@@ -180,7 +180,7 @@ test.describe('Triggers page', () => {
     }
   });
 
-  test('an HTTP trigger whose function left with its worker is flagged: the engine says active, the route fails', async ({
+  test('an HTTP trigger whose function left with its worker is Inactive with the reason, and the route fails', async ({
     page,
     consoleUrl,
     stack,
@@ -202,15 +202,20 @@ test.describe('Triggers page', () => {
       await expect(row).not.toContainText('no function');
 
       await owner.close();
-      const listed = await engineClient.call<{ registered_triggers: Array<{ status: string }> }>('engine::registered-triggers::list', {
-        function_id: `e2e::gone_${tag}`,
-      });
-      expect(listed.registered_triggers.map((t) => t.status)).toEqual(['active']);
+      const listed = await engineClient.call<{ registered_triggers: Array<{ status: string; error?: string }> }>(
+        'engine::registered-triggers::list',
+        { function_id: `e2e::gone_${tag}` },
+      );
+      // the route stays bound (its binder is alive), but nothing serves it: Inactive, with the reason
+      expect(listed.registered_triggers).toEqual([
+        expect.objectContaining({ status: 'inactive', error: expect.stringContaining('is not registered') }),
+      ]);
       const res = await fetch(`http://127.0.0.1:${stack.engine.ports.HTTP}/gone-${tag}`);
       expect(res.status).toBe(500);
       expect(await res.text()).toContain('function_not_found');
 
       await expect(row).toContainText('no function', { timeout: 10_000 });
+      await expect(row).toContainText('Inactive');
       await row.click();
       const detail = page.getByTestId('trigger-detail');
       await expect(detail.getByRole('alert')).toContainText('The function this trigger calls is not registered');

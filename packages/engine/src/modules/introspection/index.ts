@@ -167,8 +167,7 @@ export class Introspection {
       config: binding.config ?? {},
       config_summary: summariseConfig(binding.config),
       ...(binding.metadata ? { metadata: binding.metadata } : {}),
-      status: binding.status,
-      ...(binding.error ? { error: binding.error } : {}),
+      ...bindingStatus(binding, fn !== undefined),
     };
   }
 
@@ -209,6 +208,18 @@ export class Introspection {
     }
     return out.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
+}
+
+/**
+ * A binding's status as listed: what its provider made of it, except that a delivered binding whose
+ * function is not registered (its worker left, or has not connected yet) fires nothing useful, so it
+ * is Inactive and says why.
+ */
+function bindingStatus(binding: TriggerBinding, functionRegistered: boolean): { status: TriggerBinding['status']; error?: string } {
+  if (binding.status === 'active' && !functionRegistered) {
+    return { status: 'inactive', error: `function ${binding.functionId} is not registered: no worker serves it` };
+  }
+  return binding.error ? { status: binding.status, error: binding.error } : { status: binding.status };
 }
 
 /** Why `metadata` does not hold the `expected` values (JSON equality per flat key), or undefined when it does. */

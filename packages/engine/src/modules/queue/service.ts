@@ -122,7 +122,8 @@ export class QueueService {
         broker_type: BROKER[kind],
         // iii reports a function queue's concurrency as its consumers
         subscriber_count: kind === 'queue' ? this.queueSettings(name).concurrency : this.activeSubscribers(name),
-        depth: this.store.pendingCount(name),
+        // the same count as topic_stats: stored and not in flight
+        depth: Math.max(0, this.store.pendingCount(name) - this.dispatcher.inFlight(name)),
         dlq_count: this.store.dlqCount(name),
       }));
   }
