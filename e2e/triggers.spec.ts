@@ -202,14 +202,16 @@ test.describe('Triggers page', () => {
       await expect(row).not.toContainText('no function');
 
       await owner.close();
-      const listed = await engineClient.call<{ registered_triggers: Array<{ status: string; error?: string }> }>(
-        'engine::registered-triggers::list',
-        { function_id: `e2e::gone_${tag}` },
-      );
       // the route stays bound (its binder is alive), but nothing serves it: Inactive, with the reason
-      expect(listed.registered_triggers).toEqual([
-        expect.objectContaining({ status: 'inactive', error: expect.stringContaining('is not registered') }),
-      ]);
+      // (once the engine has seen the owner go)
+      const listed = () =>
+        engineClient
+          .call<{ registered_triggers: Array<{ status: string; error?: string }> }>('engine::registered-triggers::list', {
+            function_id: `e2e::gone_${tag}`,
+          })
+          .then((r) => r.registered_triggers);
+      await expect.poll(async () => (await listed()).map((t) => t.status)).toEqual(['inactive']);
+      expect((await listed())[0]?.error).toContain('is not registered');
       const res = await fetch(`http://127.0.0.1:${stack.engine.ports.HTTP}/gone-${tag}`);
       expect(res.status).toBe(500);
       expect(await res.text()).toContain('function_not_found');
