@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { ensureEmbeddedBundle } from '../packages/console-worker/scripts/build-bundle.ts';
-import { ENG_CLI } from '../test/harness.ts';
+import { ENG_CLI, freePort } from '../test/harness.ts';
 import { fmt, median, percentile, spawnTs, stopChild, table } from './lib.ts';
 
 const args = new Map<string, string>();
@@ -92,7 +92,7 @@ class BrowserCaller {
 }
 
 /**
- * Sequential latency, paired: one call on each path in turn (the order rotating every call), so a
+ * Sequential latency, paired: one call on each path in turn (in a random order each round), so a
  * burst of load from elsewhere on this shared machine lands on every path alike. Then throughput,
  * each path on its own for SECONDS with IN_FLIGHT calls outstanding.
  */
@@ -100,11 +100,15 @@ async function measureAll(urls: string[]): Promise<Figures[]> {
   const callers = await Promise.all(urls.map(async (url) => new BrowserCaller(await open(url))));
   for (let i = 0; i < 500; i++) for (const caller of callers) await caller.call(); // warm-up
   const latencies: number[][] = urls.map(() => []);
+  const order = callers.map((_, j) => j);
   for (let i = 0; i < SEQ; i++) {
-    for (let k = 0; k < callers.length; k++) {
-      const j = (i + k) % callers.length;
-      (latencies[j] as number[]).push(await (callers[j] as BrowserCaller).call());
+    // a fresh random order each time: a call right after a relay's call shares the 2 cores with that
+    // relay's tail, so no path may always follow the same neighbour
+    for (let k = order.length - 1; k > 0; k--) {
+      const r = Math.floor(Math.random() * (k + 1));
+      [order[k], order[r]] = [order[r] as number, order[k] as number];
     }
+    for (const j of order) (latencies[j] as number[]).push(await (callers[j] as BrowserCaller).call());
   }
   const figures: Figures[] = [];
   for (let j = 0; j < callers.length; j++) {
@@ -129,6 +133,19 @@ async function measureAll(urls: string[]): Promise<Figures[]> {
   }
   for (const caller of callers) caller.close();
   return figures;
+}
+
+/** Wait until `url` accepts a WebSocket (the supervised console worker is up). */
+async function waitForUpgrade(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    const ws = await open(url).catch(() => undefined);
+    if (ws) {
+      ws.close();
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never accepted a WebSocket`);
 }
 
 /** The bare relay: one process, one upstream TCP connection per client, bytes passed both ways. */
@@ -164,10 +181,11 @@ ensureEmbeddedBundle({
 });
 const dir = mkdtempSync(join(tmpdir(), 'eng-bench-proxy-'));
 const config = join(dir, 'config.yaml');
-// the engine launches a console worker itself (port 0: any free port), as `npm start` does
+// the engine launches a console worker itself, as `npm start` does
+const supervisedPort = await freePort();
 writeFileSync(
   config,
-  'workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: console\n    config:\n      http_port: 0\n',
+  `workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: console\n    config:\n      http_port: ${supervisedPort}\n`,
 );
 const engineProc = await spawnTs(ENG_CLI, ['start', '-c', config, '--data-dir', join(dir, 'data')], /eng: ready (.*)\n/);
 const busUrl = (JSON.parse(engineProc.match[1] as string) as { bus: { url: string } }).bus.url;
@@ -179,33 +197,10 @@ const consoleProc = await spawnTs(
 );
 const proxyUrl = `${(JSON.parse(consoleProc.match[1] as string) as { url: string }).url.replace(/^http/, 'ws')}ws`;
 const echo = await startEchoWorker(busUrl);
-/** The supervised console worker's `/ws`, once it reports where it serves. */
-async function supervisedConsoleUrl(): Promise<string> {
-  const ws = await open(busUrl);
-  try {
-    for (let attempt = 0; attempt < 600; attempt++) {
-      const id = randomUUID();
-      const reply = new Promise<{ workers: Array<{ name: string; url: string | null }> }>((resolve) => {
-        const onMessage = (raw: WebSocket.RawData) => {
-          const frame = JSON.parse(raw.toString());
-          if (frame.type === 'invocationresult' && frame.invocation_id === id) {
-            ws.off('message', onMessage);
-            resolve(frame.result);
-          }
-        };
-        ws.on('message', onMessage);
-      });
-      ws.send(JSON.stringify({ type: 'invokefunction', invocation_id: id, function_id: 'engine::supervisor::list', data: {} }));
-      const url = (await reply).workers.find((w) => w.name === 'console')?.url;
-      if (url) return `${url.replace(/^http/, 'ws')}ws`;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the supervised console worker never reported its URL');
-  } finally {
-    ws.close();
-  }
-}
-const handoffUrl = await supervisedConsoleUrl();
+// The supervised worker's port is chosen here: its URL cannot be learned from `console::status`
+// (what the supervisor reports), since the standalone worker registers that function too.
+const handoffUrl = `ws://127.0.0.1:${supervisedPort}/ws`;
+await waitForUpgrade(handoffUrl);
 const relay = await startRelay(Number(new URL(busUrl).port));
 /** bench/c-relay.c compiled into the scratch directory; undefined (row skipped) without a C compiler. */
 async function startCRelay(targetPort: number): Promise<Relay | undefined> {
