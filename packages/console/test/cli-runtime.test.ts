@@ -1,54 +1,22 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { connect, type EngClient } from '@eng/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENG_CLI, type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
-import { makeBundle } from './helpers.ts';
+import { CONSOLE_BIN as BIN, makeBundle, type StartedConsole, spawnConsole } from './helpers.ts';
 
 // seed table 4.4 at run time, beyond what the flags parse to: `--no-otel` / `OTEL_DISABLED` really
 // stop the console's own spans, `--host` really moves the listening socket, and `eng console`
 // (engine CLI) really serves the UI.
 
-const BIN = join(REPO_ROOT, 'packages/console/bin/eng-console.js');
 const bundle = makeBundle();
 const running: ChildProcess[] = [];
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  output(): string;
-}
+type Started = StartedConsole;
 
 /** Start eng-console (or `eng console` when `viaEngineCli`) and wait for its ready line. */
 function start(args: string[], env: Record<string, string> = {}, viaEngineCli = false): Promise<Started> {
   const argv = viaEngineCli ? [...NODE_TS, ENG_CLI, 'console', ...args] : [BIN, ...args];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ENG_CONSOLE_WEB_DIR: bundle, OTEL_DISABLED: '', OTEL_SERVICE_NAME: '', ENG_ENABLE_FLOW: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    running.push(child);
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`not ready:\n${out}`)), 20_000);
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /^eng-console: ready (.*)$/m.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        const ready = JSON.parse(m[1] as string) as { url: string; port: number };
-        resolve({ child, url: ready.url, port: ready.port, output: () => out });
-      }
-    });
-    child.stderr?.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited ${code}:\n${out}`));
-    });
-  });
+  return spawnConsole({ argv, webDir: bundle, running, env, cwd: REPO_ROOT });
 }
 
 const exited = (child: ChildProcess) =>

@@ -1,52 +1,25 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { connect } from '@eng/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { ENG_CLI, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
-import { deadPort, makeBundle } from './helpers.ts';
+import { CONSOLE_BIN as BIN, deadPort, makeBundle, type StartedConsole, spawnConsole } from './helpers.ts';
 
 // seed table 4.4: every flag and environment variable, --help, --version; issue 6 §1 shutdown
 
-const BIN = join(REPO_ROOT, 'packages/console/bin/eng-console.js');
 const bundle = makeBundle();
 const running: ChildProcess[] = [];
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  output(): string;
+interface Started extends StartedConsole {
   config(): Promise<any>;
 }
 
 function start(args: string[], env: Record<string, string> = {}): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ENG_CONSOLE_WEB_DIR: bundle, OTEL_DISABLED: '', OTEL_SERVICE_NAME: '', ENG_ENABLE_FLOW: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    running.push(child);
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`not ready:\n${out}`)), 15_000);
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /^eng-console: ready (.*)$/m.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        const url = JSON.parse(m[1] as string).url as string;
-        resolve({ child, url, output: () => out, config: async () => (await fetch(`${url}/_console/config`)).json() });
-      }
-    });
-    child.stderr?.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited ${code}:\n${out}`));
-    });
-  });
+  return spawnConsole({ argv: [BIN, ...args], webDir: bundle, running, env, cwd: REPO_ROOT, timeoutMs: 15_000 }).then((started) => ({
+    ...started,
+    config: async () => (await fetch(`${started.url}/_console/config`)).json(),
+  }));
 }
 
 function run(args: string[], env: Record<string, string> = {}) {

@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,4 +31,62 @@ export async function startTestConsole(overrides: Partial<ConsoleOptions> = {}, 
 export async function deadPort(): Promise<number> {
   const { freePort } = await import('../../../test/harness.ts');
   return freePort();
+}
+
+export const CONSOLE_BIN = join(import.meta.dirname, '../bin/eng-console.js');
+
+/** An eng-console process that printed its ready line. */
+export interface StartedConsole {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  output(): string;
+}
+
+/**
+ * Run `eng-console` (or the engine CLI's `eng console` when `argv` says so) serving `webDir`, and
+ * wait for `eng-console: ready {json}`. The console's own environment switches are cleared unless
+ * `env` sets them; every child is pushed on `running` for the test's clean-up.
+ */
+export function spawnConsole(options: {
+  argv: string[];
+  webDir: string;
+  running: ChildProcess[];
+  env?: Record<string, string>;
+  cwd: string;
+  timeoutMs?: number;
+}): Promise<StartedConsole> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, options.argv, {
+      cwd: options.cwd,
+      env: {
+        ...process.env,
+        ENG_CONSOLE_WEB_DIR: options.webDir,
+        OTEL_DISABLED: '',
+        OTEL_SERVICE_NAME: '',
+        ENG_ENABLE_FLOW: '',
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    options.running.push(child);
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`not ready:\n${out}`)), options.timeoutMs ?? 20_000);
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /^eng-console: ready (.*)$/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        const ready = JSON.parse(m[1] as string) as { url: string; port: number };
+        resolve({ child, url: ready.url, port: ready.port, output: () => out });
+      }
+    });
+    child.stderr?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}:\n${out}`));
+    });
+  });
 }
