@@ -54,6 +54,11 @@ export function summarise(type: string, config: unknown, fallback: string): stri
   if (typeof c.topic === 'string') return c.topic;
   if (typeof c.scope === 'string') return `scope ${c.scope}${typeof c.key === 'string' ? ` / ${c.key}` : ''}`;
   if (typeof c.stream_name === 'string') return `${c.stream_name}${typeof c.group_id === 'string' ? ` / ${c.group_id}` : ''}`;
-  if (Object.keys(c).length === 0) return '—';
+  if (Object.keys(c).length === 0) {
+    // no filter in the config: the trigger fires for all of them
+    if (type === 'state') return 'every scope';
+    if (type === 'stream' || type === 'stream:join' || type === 'stream:leave') return 'every stream';
+    return '—';
+  }
   return fallback;
 }
