@@ -303,6 +303,23 @@ test('group by function: one group per function from engine::traces::group_by, t
   await tree.getByText(`call ${ship}`).click();
   await expect(detail(page)).toHaveAttribute('data-trace-id', badTrace.traceId);
   await expect(page.getByTestId('span-panel')).toHaveAttribute('data-span-id', badTrace.shipId);
+
+  // the filters apply to the groups too: with Status Error the price group keeps only its failing trace
+  await page.getByRole('tablist', { name: 'Status' }).getByRole('tab', { name: 'Error' }).click();
+  await expect(page).toHaveURL(/status=error/);
+  await expect(priceGroup).not.toContainText('2 traces');
+  await expect(priceGroup).toContainText('1 trace');
+  await expect(priceGroup).toContainText('1 error');
+  expect(
+    calls.some(
+      (c) => c.function_id === 'engine::traces::group_by' && (c.data.filter as { status?: string } | undefined)?.status === 'error',
+    ),
+  ).toBe(true);
+  const filtered = await call<{ groups: Group[] }>(stack, 'engine::traces::group_by', {
+    attribute: 'function_id',
+    filter: { status: 'error' },
+  });
+  expect(filtered.groups.find((g) => g.value === price)?.trace_ids).toEqual([badTrace.traceId]);
 });
 
 test('status tabs All, OK, Error, Pending and Unset narrow the list and live in the URL', async ({ page, consoleUrl, stack }) => {

@@ -324,6 +324,20 @@ describe('trace tree, spans and group_by', () => {
     const session = await client.result<{ groups: any[] }>('engine::traces::group_by', { attribute: 'eng.session.id' });
     expect(session.groups.map((g) => g.trace_ids)).toEqual([[t.orders]]);
   });
+
+  it('counts only the traces the list filters keep, when a filter is given', async () => {
+    const group = (filter: Record<string, unknown>) =>
+      client
+        .result<{ groups: any[] }>('engine::traces::group_by', { attribute: 'tenant', filter })
+        .then((r) => Object.fromEntries(r.groups.map((g) => [g.value, g.trace_ids])));
+    // the inventory service's two root spans, one per tenant: acme keeps reserve, loses payments
+    expect(await group({ service_name: 'inventory' })).toEqual({ acme: [t.reserve], globex: [t.release] });
+    expect(await group({ name: 'release' })).toEqual({ globex: [t.release] });
+    expect(await group({ service_name: 'nobody' })).toEqual({});
+    // the list's own validation applies
+    const bad = await client.call('engine::traces::group_by', { attribute: 'tenant', filter: { min_duration_ms: 5, max_duration_ms: 1 } });
+    expect(bad.error).toMatchObject({ code: 'deserialization_error' });
+  });
 });
 
 describe('log list: each filter of seed §2.7, alone and combined', () => {

@@ -133,6 +133,8 @@ export const TracesGroupByInput = z.object({
   limit: Limit.optional(),
   include_internal: z.boolean().optional(),
   label_attribute: z.string().min(1).optional(),
+  /** Count only the traces `engine::traces::list` lists with these filters (eng only). */
+  filter: TracesListInput.omit({ offset: true, limit: true, sort_by: true, sort_order: true }).optional(),
 });
 
 export const LogsListInput = z.object({

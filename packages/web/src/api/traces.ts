@@ -121,7 +121,10 @@ export function useTraceGroups(group: GroupBy, filters: TraceFilters, options: {
     refetchInterval: options.live ? SAFETY_POLL_MS : false,
     queryFn: async () => {
       if (group === 'none') return [];
-      const { start } = timeWindow(filters, Date.now());
+      const now = Date.now();
+      const { start } = timeWindow(filters, now);
+      const filter = await groupFilterOf(filters, now);
+      if (filter === null) return [];
       const results = await Promise.all(
         GROUP_ATTRIBUTES[group].attributes.map((attribute) =>
           callEngine<{ groups: TraceGroup[] }>('engine::traces::group_by', {
@@ -129,12 +132,42 @@ export function useTraceGroups(group: GroupBy, filters: TraceFilters, options: {
             limit: 100,
             ...(start !== undefined ? { since_ms: Math.floor(start) } : {}),
             ...(filters.system ? { include_internal: true } : {}),
+            ...(filter ? { filter } : {}),
           }),
         ),
       );
       return mergeGroups(results.flatMap((r) => r.groups));
     },
   });
+}
+
+/**
+ * The list filters a grouping passes on, so that groups count only the traces the list would show;
+ * undefined while only the time window is set (`since_ms` covers it, and engines without the
+ * `filter` option are not asked for it). Free text becomes the ids of the traces it matches; null
+ * when it matches none (no group can hold a trace).
+ */
+async function groupFilterOf(filters: TraceFilters, now: number): Promise<Record<string, unknown> | undefined | null> {
+  const traceLevel =
+    filters.q?.trim() ||
+    filters.tid ||
+    filters.service ||
+    filters.op ||
+    filters.status ||
+    filters.min !== undefined ||
+    filters.max !== undefined ||
+    (filters.attr?.length ?? 0) > 0 ||
+    filters.to !== undefined;
+  if (!traceLevel) return undefined;
+  const { sort_by: _sort, sort_order: _order, ...filter } = listInputOf(filters, now);
+  if (filters.q?.trim()) {
+    let ids = await tracesMatchingText(filters.q.trim(), filter);
+    if (filters.tid) ids = ids.filter((id) => id === filters.tid);
+    if (ids.length === 0) return null;
+    delete filter.trace_id;
+    filter.trace_ids = ids;
+  }
+  return filter;
 }
 
 export function mergeGroups(groups: TraceGroup[]): TraceGroup[] {

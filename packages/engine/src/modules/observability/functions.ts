@@ -96,7 +96,14 @@ export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps
       description: 'Group traces by the value of an attribute (session, function, message, …)',
       request_format: schemaOf(TracesGroupByInput),
     },
-    (input) => groupTraces(spans(), parse(TracesGroupByInput, input)),
+    (input) => {
+      const query = parse(TracesGroupByInput, input);
+      // the traces the filtered listing shows, whatever its page: groups count those only
+      const only = query.filter
+        ? new Set(listTraces(spans(), { ...query.filter, limit: Number.MAX_SAFE_INTEGER }).spans.map((s) => s.trace_id))
+        : undefined;
+      return groupTraces(spans(), query, only);
+    },
   );
   ctx.registerFunction({ id: ObservabilityFunction.TracesClear, description: 'Delete every stored span' }, () => {
     spans().clear();

@@ -44,12 +44,15 @@ export interface TraceGroup {
 export function groupTraces(
   store: SpanStore,
   input: { attribute: string; since_ms?: number; limit?: number; include_internal?: boolean; label_attribute?: string },
+  /** When given, only these trace ids are grouped. */
+  only?: ReadonlySet<string>,
 ): { groups: TraceGroup[] } {
   const groups = new Map<string, { label?: string; traces: Set<TraceRec> }>();
   const from = input.since_ms !== undefined ? input.since_ms * 1e6 : undefined;
   store.all.visit(
     (rec) => {
       if (!input.include_internal && rec.internal) return undefined;
+      if (only && !only.has(rec.trace.traceId)) return undefined;
       let value: string | undefined;
       let label: string | undefined;
       for (const [k, v] of rec.span.attributes) {
