@@ -26,6 +26,15 @@ export function table(rows: Array<Record<string, string | number>>): string {
 }
 
 /** Spawn a TypeScript script and wait until it prints a line matching `ready`. */
+/** Everything spawnTs started and that still runs: killed when the bench exits, however it exits. */
+const spawned = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of spawned) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => process.exit(130));
+}
+
 export function spawnTs(
   file: string,
   args: string[],
@@ -40,6 +49,8 @@ export function spawnTs(
       env: { ...process.env, ENG_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    spawned.add(child);
+    child.once('exit', () => spawned.delete(child));
     let out = '';
     const onData = (chunk: Buffer) => {
       out += chunk.toString();

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, REPO_ROOT, startEngine, TSX_IMPORT, waitFor } from '../../../test/harness.ts';
@@ -72,4 +72,67 @@ describe('supervisor: external workers from config.yaml', () => {
     expect(await engine.stop()).toBe(0);
     await waitFor(() => !alive(pid), 8000);
   });
+});
+
+describe('supervisor: workers left running by an engine that was killed', () => {
+  // a worker that reconnects and survives a closed output pipe, as SDK workers do
+  const lingering = join(REPO_ROOT, 'test/fixtures/reconnecting-worker.ts');
+  let engine: EngineProcess;
+  let client: RawClient | undefined;
+  beforeAll(async () => {
+    engine = await startEngine({
+      workersYaml: ['  - name: pinger', `    command: ${process.execPath}`, `    args: ["--import", "${TSX_IMPORT}", "${lingering}"]`].join(
+        '\n',
+      ),
+    });
+  });
+  afterAll(async () => {
+    await client?.terminate();
+    await engine.stop();
+  });
+
+  const whoami = async (c: RawClient) =>
+    waitFor(async () => ((await c.call('sup::whoami')).result as { pid: number } | undefined) ?? undefined, 15_000);
+
+  it('are stopped by the next engine on the same data directory, which starts its own', async () => {
+    client = await RawClient.worker(engine.busUrl);
+    const first = await whoami(client);
+    await waitFor(
+      () =>
+        existsSync(join(engine.dataDir, 'supervisor.json')) &&
+        readFileSync(join(engine.dataDir, 'supervisor.json'), 'utf8').includes(`"pid": ${first.pid}`),
+    );
+    await client.terminate();
+    // SIGKILL: the engine cannot stop its worker, which keeps running on its own
+    await engine.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(alive(first.pid)).toBe(true);
+
+    await engine.restart();
+    await waitFor(() => !alive(first.pid), 8000);
+    expect(engine.logs()).toMatch(
+      new RegExp(`stopping worker "pinger" \\(pid ${first.pid}\\) left running by an engine that did not shut down`),
+    );
+    client = await RawClient.worker(engine.busUrl);
+    const second = await whoami(client);
+    expect(second.pid).not.toBe(first.pid);
+    expect(alive(second.pid)).toBe(true);
+  }, 60_000);
+
+  it('leaves no record after a clean stop, and never signals a pid that now runs another program', async () => {
+    const file = join(engine.dataDir, 'supervisor.json');
+    const { pid } = (await (client as RawClient).result('sup::whoami')) as { pid: number };
+    await client?.terminate();
+    client = undefined;
+    expect(await engine.stop()).toBe(0);
+    expect(existsSync(file)).toBe(false);
+    await waitFor(() => !alive(pid), 8000);
+    // a record whose pid now belongs to someone else (this test process): left alone
+    writeFileSync(file, JSON.stringify({ engine_pid: 999_999_999, workers: [{ name: 'pinger', pid: process.pid, cmdline: 'not this' }] }));
+    const seen = engine.logs().length;
+    await engine.restart();
+    expect(alive(process.pid)).toBe(true);
+    expect(engine.logs().slice(seen)).toMatch(/pinger.*started/);
+    expect(engine.logs().slice(seen)).not.toMatch(/left running by an engine/);
+  }, 60_000);
 });

@@ -97,6 +97,7 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
           configDir,
           resolver: makeResolver(configDir),
           log: ctx.log,
+          stateFile: join(ctx.dataDir, 'supervisor.json'),
           onMessage: (name, message, handle) => {
             const request = adoptedUpgrade(message);
             if (!request) {

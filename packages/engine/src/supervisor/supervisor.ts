@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, renameSync, rmSync, type WriteStream, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { WorkerEntry } from '../config/load.ts';
 import { type Logger, redact } from '../log.ts';
@@ -66,10 +66,16 @@ export class Supervisor {
       resolver: Resolver;
       log: Logger;
       onMessage?: WorkerMessageListener;
+      /**
+       * Where the running children are recorded (pid and command line), so that an engine started
+       * after one that was killed (no chance to stop its workers) stops the ones left running.
+       */
+      stateFile?: string;
     },
   ) {}
 
   start(entries: WorkerEntry[]): void {
+    this.reapLeftovers();
     for (const entry of entries) {
       const resolved = this.options.resolver(entry);
       if (!resolved.spec) {
@@ -99,6 +105,7 @@ export class Supervisor {
         this.options.log.child(entry.name),
         () => this.stopping,
         this.options.onMessage,
+        () => this.saveState(),
       );
       this.children.set(entry.name, supervised);
       supervised.launch();
@@ -130,11 +137,74 @@ export class Supervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     await Promise.all([...this.children.values()].map((c) => c.stop()));
+    if (this.options.stateFile) rmSync(this.options.stateFile, { force: true });
+  }
+
+  /** Record the children that run now (atomically: a crash mid-write leaves the previous record). */
+  private saveState(): void {
+    const file = this.options.stateFile;
+    if (!file || this.stopping) return;
+    const running = [...this.children.values()].flatMap((c) => c.record() ?? []);
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(`${file}.tmp`, `${JSON.stringify({ engine_pid: process.pid, workers: running }, null, 2)}\n`);
+      renameSync(`${file}.tmp`, file);
+    } catch (err) {
+      this.options.log.warn(`cannot record the running workers in ${file}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Stop the workers a previous engine left running (it was killed before it could stop them): a
+   * recorded pid is signalled only while its command line is still the recorded one, so a pid the
+   * system has since given to another program is never touched.
+   */
+  private reapLeftovers(): void {
+    const file = this.options.stateFile;
+    if (!file) return;
+    let recorded: { engine_pid?: number; workers?: ChildRecord[] };
+    try {
+      recorded = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return; // nothing recorded (clean stop, first start) or unreadable: nothing to reap
+    }
+    if (recorded.engine_pid !== undefined && recorded.engine_pid !== process.pid && processCommandLine(recorded.engine_pid)) {
+      // the engine that recorded them still runs (another engine on this data directory): its workers are its own
+      return;
+    }
+    for (const worker of recorded.workers ?? []) {
+      if (typeof worker.pid !== 'number' || typeof worker.cmdline !== 'string') continue;
+      if (processCommandLine(worker.pid) !== worker.cmdline) continue;
+      this.options.log.warn(`stopping worker "${worker.name}" (pid ${worker.pid}) left running by an engine that did not shut down`);
+      try {
+        process.kill(worker.pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    rmSync(file, { force: true });
+  }
+}
+
+/** One running child as recorded in the state file. */
+interface ChildRecord {
+  name: string;
+  pid: number;
+  cmdline: string;
+}
+
+/** A process's command line (Linux /proc), or undefined when it does not run or cannot be read. */
+function processCommandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return undefined;
   }
 }
 
 class Supervised {
   private child?: ChildProcess;
+  private cmdline?: string;
   private restarts = 0;
   private backoffMs = MIN_BACKOFF_MS;
   private startedAtMs: number | null = null;
@@ -148,6 +218,7 @@ class Supervised {
     private readonly log: Logger,
     private readonly isStopping: () => boolean,
     private readonly onMessage?: WorkerMessageListener,
+    private readonly onChange: () => void = () => undefined,
   ) {
     mkdirSync(dirname(logFile), { recursive: true });
     this.logStream = createWriteStream(logFile, { flags: 'a' });
@@ -162,6 +233,11 @@ class Supervised {
     if (this.spec.ipc) {
       child.on('message', (message, handle) => this.onMessage?.(this.spec.name, message, handle));
     }
+    // 'spawn' comes after the exec: /proc then shows the worker's own command line
+    child.once('spawn', () => {
+      this.cmdline = child.pid ? processCommandLine(child.pid) : undefined;
+      this.onChange();
+    });
     this.startedAtMs = Date.now();
     child.stdout?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
     child.stderr?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
@@ -171,6 +247,8 @@ class Supervised {
     child.on('exit', (code, signal) => {
       this.lastExit = { code, signal, atMs: Date.now() };
       this.child = undefined;
+      this.cmdline = undefined;
+      this.onChange();
       if (this.isStopping()) return;
       const uptime = Date.now() - (this.startedAtMs ?? Date.now());
       if (uptime > HEALTHY_AFTER_MS) this.backoffMs = MIN_BACKOFF_MS;
@@ -184,6 +262,12 @@ class Supervised {
 
   get name(): string {
     return this.spec.name;
+  }
+
+  /** The running child as the state file keeps it; undefined while none runs. */
+  record(): ChildRecord | undefined {
+    const pid = this.child?.pid;
+    return pid && this.cmdline ? { name: this.spec.name, pid, cmdline: this.cmdline } : undefined;
   }
 
   state(): Omit<SupervisedState, 'url'> {
