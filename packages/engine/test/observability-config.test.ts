@@ -1,11 +1,20 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
 import type { RawClient } from '../../../test/raw-client.ts';
-import { frame, hex, logsRequest, otelSocket, rawClients, sendFrames, tracesRequest } from './observability-helpers.ts';
+import {
+  type FakeCollector,
+  fakeCollector,
+  frame,
+  hex,
+  logsRequest,
+  otelSocket,
+  rawClients,
+  sendFrames,
+  tracesRequest,
+} from './observability-helpers.ts';
 
 // spec: engine-protocol §7.2 — the eng-observability config: OTLP export, persistence, store sizes
 // and retention, sampling, logs switched off, config validation.
@@ -14,29 +23,12 @@ const raw = rawClients();
 afterAll(() => raw.closeAll());
 const rawWorker = (engine: EngineProcess) => raw.open(engine.busUrl);
 
-/** A real HTTP server standing in for an OpenTelemetry collector. */
-async function collector(): Promise<{ server: Server; url: string; requests: Array<{ path: string; body: any }> }> {
-  const requests: Array<{ path: string; body: any }> = [];
-  const server = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      requests.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString() || '{}') });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return { server, url: `http://127.0.0.1:${address.port}`, requests };
-}
-
 describe('exporter: otlp', () => {
   let engine: EngineProcess;
-  let sink: Awaited<ReturnType<typeof collector>>;
+  let sink: FakeCollector;
 
   beforeAll(async () => {
-    sink = await collector();
+    sink = await fakeCollector();
     engine = await startEngine({
       workersYaml: `  - name: eng-observability\n    config:\n      exporter: otlp\n      logs_exporter: otlp\n      logs_flush_interval_ms: 100\n      endpoint: ${sink.url}\n`,
     });

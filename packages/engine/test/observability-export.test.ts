@@ -1,8 +1,17 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, freePort, startEngine, waitFor } from '../../../test/harness.ts';
 import type { RawClient } from '../../../test/raw-client.ts';
-import { frame, hex, otelSocket, rawClients, sendFrames, tracesRequest } from './observability-helpers.ts';
+import {
+  autoExecutor,
+  type FakeCollector,
+  fakeCollector,
+  frame,
+  hex,
+  otelSocket,
+  rawClients,
+  sendFrames,
+  tracesRequest,
+} from './observability-helpers.ts';
 
 // spec: engine-protocol §7.2 `exporter: otlp|memory|both`, `logs_exporter`, `endpoint`,
 // `service_version`, `service_namespace`; §8.1 (engine spans and worker spans go the same way).
@@ -11,37 +20,7 @@ import { frame, hex, otelSocket, rawClients, sendFrames, tracesRequest } from '.
 const raw = rawClients();
 afterAll(() => raw.closeAll());
 
-interface Sink {
-  server: Server;
-  url: string;
-  requests: Array<{ path: string; body: any }>;
-  close(): Promise<void>;
-}
-
-async function fakeCollector(port = 0): Promise<Sink> {
-  const requests: Sink['requests'] = [];
-  const server = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      requests.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString() || '{}') });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return {
-    server,
-    url: `http://127.0.0.1:${address.port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+type Sink = FakeCollector;
 
 type ExportedSpan = { traceId: string; spanId: string; name: string; resource: Record<string, string> };
 
@@ -65,21 +44,6 @@ const exportedLogBodies = (sink: Sink): string[] =>
     .flatMap((r) =>
       r.body.resourceLogs.flatMap((rl: any) => rl.scopeLogs.flatMap((sl: any) => sl.logRecords.map((l: any) => l.body.stringValue))),
     );
-
-/** A raw worker owning `functionId` that answers every call with `null`. */
-async function autoExecutor(engine: EngineProcess, caller: RawClient, functionId: string): Promise<{ traceparents: string[] }> {
-  const worker = await raw.open(engine.busUrl);
-  const traceparents: string[] = [];
-  worker.socket.on('message', (data) => {
-    const f = JSON.parse(data.toString());
-    if (f.type !== 'invokefunction' || f.function_id !== functionId) return;
-    traceparents.push(f.traceparent);
-    worker.send({ type: 'invocationresult', invocation_id: f.invocation_id, function_id: functionId, result: null });
-  });
-  worker.send({ type: 'registerfunction', id: functionId });
-  await waitFor(async () => (await caller.call('engine::functions::info', { function_id: functionId })).result);
-  return { traceparents };
-}
 
 describe('exporter: both', () => {
   let engine: EngineProcess;
@@ -110,9 +74,9 @@ describe('exporter: both', () => {
   });
 
   it('sends engine spans and worker spans to the OTLP endpoint and keeps them in memory', async () => {
-    const { traceparents } = await autoExecutor(engine, client, 'both::work');
+    const { invokes } = await autoExecutor(() => raw.open(engine.busUrl), client, 'both::work');
     expect((await client.call('both::work', {})).error).toBeUndefined();
-    const engineTrace = String(traceparents[0]).split('-')[1];
+    const engineTrace = String(invokes[0]?.traceparent).split('-')[1];
 
     const otel = await otelSocket(engine.busUrl);
     const workerTrace = hex(16);
@@ -198,7 +162,7 @@ describe('exporter: both with the collector down', () => {
   });
 
   it('serves calls and fills the memory stores; the failures are logged once per signal, not per span', async () => {
-    const { traceparents } = await autoExecutor(engine, client, 'down::work');
+    const { invokes } = await autoExecutor(() => raw.open(engine.busUrl), client, 'down::work');
     const tag = hex(4);
     // spread over more than two span flush intervals (1 s) and many log flush intervals (100 ms)
     for (let round = 0; round < 5; round++) {
@@ -207,7 +171,7 @@ describe('exporter: both with the collector down', () => {
       await client.result('engine::log::info', { message: `${tag} round ${round}` });
       await new Promise((r) => setTimeout(r, 550));
     }
-    expect(traceparents).toHaveLength(100);
+    expect(invokes).toHaveLength(100);
     const stored = await client.result<{ total: number }>('engine::traces::list', { name: 'call down::work' });
     expect(stored.total).toBe(100);
     expect((await client.result<{ total: number }>('engine::logs::list', { search: tag })).total).toBe(5);
@@ -231,9 +195,9 @@ describe('exporter: both with the collector down', () => {
 
   it('exports again once the collector is up, saying so once', async () => {
     sink = await fakeCollector(port);
-    const { traceparents } = await autoExecutor(engine, client, 'down::later');
+    const { invokes } = await autoExecutor(() => raw.open(engine.busUrl), client, 'down::later');
     expect((await client.call('down::later', {})).error).toBeUndefined();
-    const traceId = String(traceparents[0]).split('-')[1];
+    const traceId = String(invokes[0]?.traceparent).split('-')[1];
     await waitFor(() => exportedSpans(sink as Sink).some((s) => s.traceId === traceId), 5000, 50);
     const recovered = `OTLP export to http://127.0.0.1:${port}/v1/traces works again`;
     await waitFor(() => engine.logs().includes(recovered));

@@ -5,10 +5,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { NODE_TS, REPO_ROOT } from '../../../test/harness.ts';
-import { RawClient } from '../../../test/raw-client.ts';
+import { NODE_TS, REPO_ROOT, waitFor } from '../../../test/harness.ts';
+import { RawClient, type RawFrame } from '../../../test/raw-client.ts';
 
 export const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -198,4 +199,62 @@ export function rawClients(): { open(busUrl: string): Promise<RawClient & { work
       await Promise.all(open.splice(0).map((c) => c.terminate()));
     },
   };
+}
+
+/** A real HTTP server standing in for an OpenTelemetry collector: records every OTLP/JSON request. */
+export interface FakeCollector {
+  server: Server;
+  url: string;
+  requests: Array<{ path: string; body: any }>;
+  close(): Promise<void>;
+}
+
+export async function fakeCollector(port = 0): Promise<FakeCollector> {
+  const requests: FakeCollector['requests'] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      requests.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString() || '{}') });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return {
+    server,
+    url: `http://127.0.0.1:${address.port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A raw worker (opened with `open`) owning `functionId`: records each call and answers it with
+ * `null`, after `before` when given. Resolves once the engine lists the function.
+ */
+export async function autoExecutor(
+  open: () => Promise<RawClient>,
+  caller: RawClient,
+  functionId: string,
+  before?: (invoke: RawFrame, worker: RawClient) => Promise<void>,
+): Promise<{ worker: RawClient; invokes: RawFrame[] }> {
+  const worker = await open();
+  const invokes: RawFrame[] = [];
+  worker.socket.on('message', (data) => {
+    const f = JSON.parse(data.toString()) as RawFrame;
+    if (f.type !== 'invokefunction' || f.function_id !== functionId) return;
+    invokes.push(f);
+    void (before ? before(f, worker) : Promise.resolve()).then(() =>
+      worker.send({ type: 'invocationresult', invocation_id: f.invocation_id, function_id: functionId, result: null }),
+    );
+  });
+  worker.send({ type: 'registerfunction', id: functionId });
+  await waitFor(async () => (await caller.call('engine::functions::info', { function_id: functionId })).result);
+  return { worker, invokes };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
-import type { RawClient, RawFrame } from '../../../test/raw-client.ts';
-import { frame, hex, logsRequest, otelSocket, rawClients, sendFrames } from './observability-helpers.ts';
+import type { RawClient } from '../../../test/raw-client.ts';
+import { autoExecutor, frame, hex, logsRequest, otelSocket, rawClients, sendFrames } from './observability-helpers.ts';
 
 // spec: engine-protocol §7.2 (`sampling_ratio`, `sampling {default, parent_based, rules,
 // rate_limit}`, `logs_sampling_ratio`), §4.3 `engine::sampling::rules`, §2.6 (an unsampled
@@ -16,28 +16,6 @@ const observability = (lines: string[]) =>
 
 const flagsOf = (traceparent: unknown) => String(traceparent).split('-')[3];
 const traceIdOf = (traceparent: unknown) => String(traceparent).split('-')[1] as string;
-
-/** A raw worker owning `functionId` that answers every call at once (after `before`, if given). */
-async function autoExecutor(
-  engine: EngineProcess,
-  caller: RawClient,
-  functionId: string,
-  before?: (invoke: RawFrame, worker: RawClient) => Promise<void>,
-): Promise<{ worker: RawClient; invokes: RawFrame[] }> {
-  const worker = await raw.open(engine.busUrl);
-  const invokes: RawFrame[] = [];
-  worker.socket.on('message', (data) => {
-    const f = JSON.parse(data.toString()) as RawFrame;
-    if (f.type !== 'invokefunction' || f.function_id !== functionId) return;
-    invokes.push(f);
-    void (before ? before(f, worker) : Promise.resolve()).then(() =>
-      worker.send({ type: 'invocationresult', invocation_id: f.invocation_id, function_id: functionId, result: null }),
-    );
-  });
-  worker.send({ type: 'registerfunction', id: functionId });
-  await waitFor(async () => (await caller.call('engine::functions::info', { function_id: functionId })).result);
-  return { worker, invokes };
-}
 
 async function bindState(owner: RawClient, caller: RawClient, id: string, functionId: string, scope: string): Promise<void> {
   owner.send({ type: 'registertrigger', id, trigger_type: 'state', function_id: functionId, config: { scope } });
@@ -65,7 +43,7 @@ describe('sampling_ratio 0.5 and logs_sampling_ratio 0.5', () => {
   afterAll(() => engine?.stop());
 
   it('samples about half of 300 root calls; exactly the flagged-01 traces are stored', async () => {
-    const { invokes } = await autoExecutor(engine, client, 'samp::half');
+    const { invokes } = await autoExecutor(() => raw.open(engine.busUrl), client, 'samp::half');
     const N = 300;
     for (let i = 0; i < N; i += 50) await Promise.all(Array.from({ length: 50 }, () => client.call('samp::half', {})));
     expect(invokes).toHaveLength(N);
@@ -86,16 +64,21 @@ describe('sampling_ratio 0.5 and logs_sampling_ratio 0.5', () => {
   });
 
   it('a sampled-out trace is dropped whole: call → state::set → state_triggers → trigger call, all or nothing', async () => {
-    await autoExecutor(engine, client, 'samp::on_set');
+    await autoExecutor(() => raw.open(engine.busUrl), client, 'samp::on_set');
     const owner = await raw.open(engine.busUrl);
     owner.send({ type: 'registerfunction', id: 'samp::on_set_owner' });
     await bindState(owner, client, 'samp-set', 'samp::on_set', 'samp-chain');
     // the chain function writes state under the context it was given, like an SDK worker would
     let n = 0;
-    const { invokes } = await autoExecutor(engine, client, 'samp::chain', async (invoke, worker) => {
-      const set = await worker.call('state::set', { scope: 'samp-chain', key: `k${n++}`, value: 1 }, { traceparent: invoke.traceparent });
-      expect(set.error).toBeUndefined();
-    });
+    const { invokes } = await autoExecutor(
+      () => raw.open(engine.busUrl),
+      client,
+      'samp::chain',
+      async (invoke, worker) => {
+        const set = await worker.call('state::set', { scope: 'samp-chain', key: `k${n++}`, value: 1 }, { traceparent: invoke.traceparent });
+        expect(set.error).toBeUndefined();
+      },
+    );
     const N = 60;
     await Promise.all(Array.from({ length: N }, () => client.call('samp::chain', {})));
     const kept = invokes.filter((f) => flagsOf(f.traceparent) === '01').map((f) => traceIdOf(f.traceparent));
@@ -166,8 +149,8 @@ describe('sampling rules', () => {
   afterAll(() => engine?.stop());
 
   it('an operation rule drops matching root spans; a rule for another service does not apply', async () => {
-    const never = await autoExecutor(engine, client, 'samp::never_this');
-    const other = await autoExecutor(engine, client, 'samp::other');
+    const never = await autoExecutor(() => raw.open(engine.busUrl), client, 'samp::never_this');
+    const other = await autoExecutor(() => raw.open(engine.busUrl), client, 'samp::other');
     await client.call('samp::never_this', {});
     await client.call('samp::other', {});
     expect(flagsOf(never.invokes[0]?.traceparent)).toBe('00');
@@ -188,7 +171,7 @@ describe('sampling rules', () => {
   });
 
   it('a service + operation rule on state_triggers drops the trigger span and the call beneath it', async () => {
-    const handler = await autoExecutor(engine, client, 'samp::rule_on_set');
+    const handler = await autoExecutor(() => raw.open(engine.busUrl), client, 'samp::rule_on_set');
     await bindState(handler.worker, client, 'rule-set', 'samp::rule_on_set', 'rule-scope');
     await client.result('state::set', { scope: 'rule-scope', key: 'a', value: 1 });
     await waitFor(() => handler.invokes.length === 1);
@@ -244,7 +227,7 @@ describe('parent_based: true (the default) with default 0', () => {
     const unsampledParent = `00-${hex(16)}-${hex(8)}-00`;
     await client.call('state::get', { scope: 'x', key: 'y' }, { traceparent: sampledParent });
     await client.call('state::get', { scope: 'x', key: 'y' }, { traceparent: unsampledParent });
-    const { invokes } = await autoExecutor(engine, client, 'samp::root');
+    const { invokes } = await autoExecutor(() => raw.open(engine.busUrl), client, 'samp::root');
     await client.call('samp::root', {});
     await waitFor(async () => (await spansOf(client, traceIdOf(sampledParent))).length === 1);
     await new Promise((r) => setTimeout(r, 200));
@@ -264,7 +247,7 @@ describe('sampling.rate_limit', () => {
   afterAll(() => engine?.stop());
 
   it('records at most max_traces_per_second new traces per second; every call is still served', async () => {
-    const { invokes } = await autoExecutor(engine, client, 'samp::limited');
+    const { invokes } = await autoExecutor(() => raw.open(engine.busUrl), client, 'samp::limited');
     const started = Date.now();
     const results = await Promise.all(Array.from({ length: 40 }, () => client.call('samp::limited', {})));
     const seconds = Math.floor(Date.now() / 1000) - Math.floor(started / 1000) + 1;

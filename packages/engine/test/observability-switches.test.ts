@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import type { RawClient, RawFrame } from '../../../test/raw-client.ts';
-import { frame, hex, logsRequest, otelSocket, rawClients, sendFrames, tracesRequest } from './observability-helpers.ts';
+import { autoExecutor, frame, hex, logsRequest, otelSocket, rawClients, sendFrames, tracesRequest } from './observability-helpers.ts';
 
 // spec: engine-protocol §7.2 `enabled: false`; §5.8 `log` trigger with its default level `all`;
 // §5.9 `trace` trigger `status` filter; §4.3 `engine::health::check` components and version.
@@ -12,29 +12,6 @@ const raw = rawClients();
 afterAll(() => raw.closeAll());
 
 const ENGINE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'packages/engine/package.json'), 'utf8')) as { version: string }).version;
-
-/** A raw worker owning `functionId`; answers each call after `delayMs` and records it. */
-async function executor(
-  engine: EngineProcess,
-  caller: RawClient,
-  functionId: string,
-  delayMs = 0,
-): Promise<{ worker: RawClient; invokes: RawFrame[] }> {
-  const worker = await raw.open(engine.busUrl);
-  const invokes: RawFrame[] = [];
-  worker.socket.on('message', (data) => {
-    const f = JSON.parse(data.toString()) as RawFrame;
-    if (f.type !== 'invokefunction' || f.function_id !== functionId) return;
-    invokes.push(f);
-    setTimeout(
-      () => worker.send({ type: 'invocationresult', invocation_id: f.invocation_id, function_id: functionId, result: null }),
-      delayMs,
-    );
-  });
-  worker.send({ type: 'registerfunction', id: functionId });
-  await waitFor(async () => (await caller.call('engine::functions::info', { function_id: functionId })).result);
-  return { worker, invokes };
-}
 
 async function bind(worker: RawClient, caller: RawClient, trigger: Record<string, unknown>): Promise<void> {
   worker.send({ type: 'registertrigger', ...trigger });
@@ -80,8 +57,8 @@ describe('enabled: false', () => {
   });
 
   it('collects nothing: no call spans or context, no worker telemetry, no OTLP/HTTP receiver, no metrics, no log trigger firing', async () => {
-    const { invokes, worker } = await executor(engine, client, 'off::work');
-    const logHandler = await executor(engine, client, 'off::on_log');
+    const { invokes, worker } = await autoExecutor(() => raw.open(engine.busUrl), client, 'off::work');
+    const logHandler = await autoExecutor(() => raw.open(engine.busUrl), client, 'off::on_log');
     await bind(worker, client, { id: 'off-logs', trigger_type: 'log', function_id: 'off::on_log', config: {} });
     for (let i = 0; i < 5; i++) expect((await client.call('off::work', {})).error).toBeUndefined();
     // the executor gets no engine context (no span was opened)
@@ -130,8 +107,8 @@ describe('log and trace triggers, health', () => {
   afterAll(() => engine?.stop());
 
   it('`log` with the default level (no level, or no config at all) receives every level, worker records included', async () => {
-    const noLevel = await executor(engine, client, 'trig::all_logs');
-    const noConfig = await executor(engine, client, 'trig::all_logs_bare');
+    const noLevel = await autoExecutor(() => raw.open(engine.busUrl), client, 'trig::all_logs');
+    const noConfig = await autoExecutor(() => raw.open(engine.busUrl), client, 'trig::all_logs_bare');
     await bind(noLevel.worker, client, { id: 'logs-all', trigger_type: 'log', function_id: 'trig::all_logs', config: {} });
     await bind(noConfig.worker, client, { id: 'logs-bare', trigger_type: 'log', function_id: 'trig::all_logs_bare' });
     const tag = hex(4);
@@ -161,9 +138,9 @@ describe('log and trace triggers, health', () => {
   });
 
   it('`trace` with a status filter: error, ok and pending each get only their traces', async () => {
-    const errors = await executor(engine, client, 'trig::error_traces');
-    const oks = await executor(engine, client, 'trig::ok_traces');
-    const pendings = await executor(engine, client, 'trig::pending_traces');
+    const errors = await autoExecutor(() => raw.open(engine.busUrl), client, 'trig::error_traces');
+    const oks = await autoExecutor(() => raw.open(engine.busUrl), client, 'trig::ok_traces');
+    const pendings = await autoExecutor(() => raw.open(engine.busUrl), client, 'trig::pending_traces');
     await bind(errors.worker, client, {
       id: 'tr-error',
       trigger_type: 'trace',
@@ -192,7 +169,12 @@ describe('log and trace triggers, health', () => {
     ]);
     otel.terminate();
     // a call held for 400 ms is stored as Pending first (then ok)
-    const slow = await executor(engine, client, 'trig::slow', 400);
+    const slow = await autoExecutor(
+      () => raw.open(engine.busUrl),
+      client,
+      'trig::slow',
+      () => new Promise((r) => setTimeout(r, 400)),
+    );
     expect((await client.call('trig::slow', {})).error).toBeUndefined();
     const slowTrace = String(slow.invokes[0]?.traceparent).split('-')[1] as string;
 
@@ -222,7 +204,7 @@ describe('log and trace triggers, health', () => {
   });
 
   it('health::check: otel, metrics, logs and spans components and the engine version', async () => {
-    await executor(engine, client, 'trig::counted');
+    await autoExecutor(() => raw.open(engine.busUrl), client, 'trig::counted');
     for (let i = 0; i < 3; i++) await client.call('trig::counted', {});
     const health = await waitFor(async () => {
       const h = await client.result<any>('engine::health::check', {});
