@@ -60,22 +60,61 @@ export function createBusHandoff(options: {
     if (!channel.connected || !(socket instanceof Socket) || socket instanceof TLSSocket) return false;
     // refusals (403, 400) are the proxy's to answer, with its messages
     if (!sameOrigin(req) || !isWebSocketUpgrade(req)) return false;
-    // a browser sends nothing before its 101; stop reading so no byte is left behind in this process
+    // Stop reading before the socket leaves. `pause()` alone only pauses the stream: the handle
+    // keeps reading until the engine acknowledges the handoff and this process closes its copy,
+    // and whatever it reads in that window (the browser's first frames, sent as soon as the
+    // engine's 101 arrives) would be swallowed here. With reading stopped, those bytes wait in
+    // the kernel for the engine. Anything already read travels along with `head`.
+    // (`read` may start the handle again, so the buffer is taken first.)
     socket.pause();
-    const message = { type: 'eng:bus-adopt', path, headers: req.headers, head: head.toString('base64') };
+    const early = socket.readableLength > 0 ? (socket.read(socket.readableLength) as Buffer | null) : null;
+    stopReading(socket);
+    const rest = early && early.length > 0 ? Buffer.concat([head, early]) : head;
+    const message = { type: 'eng:bus-adopt', path, headers: req.headers, head: rest.toString('base64') };
     try {
       send(message, socket, { keepOpen: false }, (error) => {
         if (!error) return;
         logger.warn(`/ws handoff to the engine failed (${error.message}); proxying instead`);
         if (socket.destroyed) return;
-        socket.resume();
+        giveBack(socket, early);
         fallback();
       });
     } catch (error) {
       logger.warn(`/ws handoff to the engine failed (${(error as Error).message}); proxying instead`);
-      socket.resume();
+      giveBack(socket, early);
       return false;
     }
     return true;
   };
+}
+
+type ReadableHandle = { reading?: boolean; readStop?: () => number; readStart?: () => number };
+
+function handleOf(socket: Socket): ReadableHandle | null | undefined {
+  return (socket as unknown as { _handle?: ReadableHandle | null })._handle;
+}
+
+/**
+ * Stop the libuv handle under `socket` from reading, as `Socket#pause` does for sockets with an
+ * `onread` buffer. The stream may still think a read is under way, so `giveBack` restarts it.
+ */
+function stopReading(socket: Socket): void {
+  const handle = handleOf(socket);
+  if (!handle || typeof handle.readStop !== 'function' || !handle.reading) return;
+  handle.reading = false;
+  handle.readStop();
+}
+
+/** The handoff failed and the socket stayed here: read it again, the early bytes first. */
+function giveBack(socket: Socket, early: Buffer | null): void {
+  if (early && early.length > 0) socket.unshift(early);
+  const handle = handleOf(socket);
+  if (handle && !handle.reading && typeof handle.readStart === 'function') {
+    handle.reading = true;
+    if (handle.readStart() !== 0) {
+      socket.destroy();
+      return;
+    }
+  }
+  socket.resume();
 }

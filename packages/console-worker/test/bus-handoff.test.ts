@@ -33,6 +33,71 @@ describe('createBusHandoff: when the socket may be handed over', () => {
   });
 });
 
+describe('createBusHandoff: the socket it sends', () => {
+  it('stops reading before it leaves, and loses no byte when the send fails and the proxy takes over', async () => {
+    const { createServer, connect } = await import('node:net');
+    let sent: { head: string } | undefined;
+    let bufferedWhileSending = -1;
+    const client = { socket: undefined as import('node:net').Socket | undefined };
+    const channel = {
+      connected: true,
+      channel: null,
+      // the engine acknowledges late: meanwhile the browser, which already has its 101, sends
+      send: (message: unknown, handle: import('node:net').Socket, _o: unknown, callback: (error: Error | null) => void) => {
+        sent = message as { head: string };
+        client.socket?.write('LLO');
+        setTimeout(() => {
+          bufferedWhileSending = handle.readableLength;
+          callback(new Error('channel closed'));
+        }, 200);
+        return true;
+      },
+    };
+    const handoff = createBusHandoff({ engineUrl: 'ws://127.0.0.1:1', env: { ENG_BUS_HANDOFF: 'ws://127.0.0.1:1' }, channel, logger: quiet });
+    const proxied = new Promise<string>((resolve) => {
+      const server = createServer((socket) => {
+        const req = {
+          method: 'GET',
+          url: '/ws',
+          headers: {
+            host: 'console.test',
+            origin: 'http://console.test',
+            upgrade: 'websocket',
+            connection: 'Upgrade',
+            'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+            'sec-websocket-version': '13',
+          },
+        } as unknown as import('node:http').IncomingMessage;
+        // 'E' arrives before the handoff and is read here: it must travel with `head`
+        socket.once('readable', () => {
+          const fallback = () => {
+            let text = '';
+            socket.on('data', (chunk) => {
+              text += chunk.toString();
+              if (text.length >= 4) {
+                resolve(text);
+                socket.destroy();
+                server.close();
+              }
+            });
+          };
+          expect(handoff?.(req, socket, Buffer.from('H'), fallback)).toBe(true);
+        });
+      });
+      server.listen(0, '127.0.0.1', () => {
+        client.socket = connect((server.address() as import('node:net').AddressInfo).port, '127.0.0.1', () => client.socket?.write('E'));
+      });
+    });
+    const text = await proxied;
+    expect(Buffer.from(sent?.head ?? '', 'base64').toString()).toBe('HE');
+    // nothing was read in this process while the socket was on its way to the engine
+    expect(bufferedWhileSending).toBe(0);
+    // the send failed: the proxy reads everything, the early byte first
+    expect(text).toBe('ELLO');
+    client.socket?.destroy();
+  });
+});
+
 describe('console worker launched by the engine: /ws handed to the bus', () => {
   let engine: EngineProcess;
   let echo: RawClient;
