@@ -53,7 +53,12 @@ describe('createBusHandoff: the socket it sends', () => {
         return true;
       },
     };
-    const handoff = createBusHandoff({ engineUrl: 'ws://127.0.0.1:1', env: { ENG_BUS_HANDOFF: 'ws://127.0.0.1:1' }, channel, logger: quiet });
+    const handoff = createBusHandoff({
+      engineUrl: 'ws://127.0.0.1:1',
+      env: { ENG_BUS_HANDOFF: 'ws://127.0.0.1:1' },
+      channel,
+      logger: quiet,
+    });
     const proxied = new Promise<string>((resolve) => {
       const server = createServer((socket) => {
         const req = {
