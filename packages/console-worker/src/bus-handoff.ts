@@ -71,15 +71,25 @@ export function createBusHandoff(options: {
     stopReading(socket);
     const rest = early && early.length > 0 ? Buffer.concat([head, early]) : head;
     const message = { type: 'eng:bus-adopt', path, headers: req.headers, head: rest.toString('base64') };
+    // The socket leaves this process for good. Left attached to its server, Node would track it
+    // as a connection the engine now serves, and `server.close()` here would wait until the engine
+    // closed every handed-over page (a worker restart or an engine stop would hang its full grace
+    // period). Detached, the server forgets it once it is sent.
+    const owner = detachFromServer(socket);
     try {
       send(message, socket, { keepOpen: false }, (error) => {
-        if (!error) return;
+        if (!error) {
+          socket.destroy(); // its handle has gone to the engine: this only releases the server's count
+          return;
+        }
+        reattachToServer(socket, owner);
         logger.warn(`/ws handoff to the engine failed (${error.message}); proxying instead`);
         if (socket.destroyed) return;
         giveBack(socket, early);
         fallback();
       });
     } catch (error) {
+      reattachToServer(socket, owner);
       logger.warn(`/ws handoff to the engine failed (${(error as Error).message}); proxying instead`);
       giveBack(socket, early);
       return false;
@@ -117,4 +127,16 @@ function giveBack(socket: Socket, early: Buffer | null): void {
     }
   }
   socket.resume();
+}
+
+/** `socket.server` names the listening server to `child_process.send`, which then tracks the socket. */
+function detachFromServer(socket: Socket): unknown {
+  const holder = socket as unknown as { server?: unknown };
+  const owner = holder.server;
+  holder.server = null;
+  return owner;
+}
+
+function reattachToServer(socket: Socket, owner: unknown): void {
+  (socket as unknown as { server?: unknown }).server = owner;
 }

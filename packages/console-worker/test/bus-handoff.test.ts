@@ -208,6 +208,25 @@ describe('console worker launched by the engine: /ws handed to the bus', () => {
     expect(plain.status).toBe(426);
   });
 
+  it("does not wait for handed-over pages when the worker stops: they are the engine's, and stay open", async () => {
+    const page = await browser();
+    const { workers } = await control.result('engine::supervisor::list', {});
+    const logFile = workers.find((w: { name: string }) => w.name === 'console').logFile as string;
+    const pid = (await consolePid()) as number;
+    const from = readFileSync(logFile, 'utf8').length;
+    process.kill(pid, 'SIGTERM');
+    await waitFor(async () => {
+      const next = await consolePid();
+      return next && next !== pid ? next : undefined;
+    }, 30_000);
+    const shutdown = readFileSync(logFile, 'utf8').slice(from);
+    expect(shutdown).toContain('console: stopped');
+    expect(shutdown).not.toContain('took longer');
+    expect(page.isOpen).toBe(true);
+    expect((await page.call('handoff::echo', { n: 4 })).result).toMatchObject({ n: 4 });
+    await page.close();
+  }, 60_000);
+
   it('closes handed-over connections with 1001 when the engine stops, so the browser reconnects', async () => {
     const page = await browser();
     await echo.terminate();
