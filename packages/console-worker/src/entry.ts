@@ -68,10 +68,10 @@ export async function main(argv: string[], hooks: EntryHooks): Promise<void> {
   process.stdout.write(`eng-console-worker: ready ${redactText(JSON.stringify({ ...status, host: settings.host, pid: process.pid }))}\n`);
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (why: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info(`${signal} received: shutting down`);
+    logger.info(`${why}: shutting down`);
     const force = setTimeout(() => {
       logger.warn(`shutdown took longer than ${SHUTDOWN_LIMIT_MS} ms; exiting anyway`);
       process.exit(0);
@@ -81,6 +81,12 @@ export async function main(argv: string[], hooks: EntryHooks): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT received'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM received'));
+  // Launched by an engine's supervisor, this worker holds an IPC channel to that engine, which
+  // closes when the engine exits however it exits (a SIGKILL sends no SIGTERM on). A worker that
+  // outlived its engine would keep its port from the console the next engine launches.
+  if (process.env.ENG_BUS_HANDOFF && process.channel) {
+    process.on('disconnect', () => void shutdown('the engine that launched this worker has exited'));
+  }
 }

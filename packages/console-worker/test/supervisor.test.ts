@@ -129,3 +129,39 @@ describe('eng worker add console + eng start', () => {
     expect(list.stdout).toMatch(/console\s+worker\s+web console/);
   }, 30_000);
 });
+
+describe('a console worker whose engine is killed', () => {
+  it('exits by itself and frees its port, since no SIGTERM will come', async () => {
+    ensureBundle();
+    const engine = await startEngine({
+      configYaml: [
+        'workers:',
+        '  - name: eng-worker-manager',
+        '    config:',
+        '      port: {{BUS_PORT}}',
+        '  - name: console',
+        '    config:',
+        '      http_port: {{CONSOLE_PORT}}',
+      ].join('\n'),
+      env: { SKIP_WEB_BUILD: '1' },
+    });
+    const client = await RawClient.worker(engine.busUrl);
+    const state = await waitFor(async () => {
+      const { workers } = await client.result('engine::supervisor::list', {});
+      const found = workers.find((w: State) => w.name === 'console') as State | undefined;
+      return found?.running && found.url ? found : undefined;
+    }, 30_000);
+    const pid = state.pid as number;
+    await engine.kill('SIGKILL');
+    await waitFor(() => !alive(pid), 10_000);
+    // the port is free again for the console the next engine launches
+    const { createServer } = await import('node:net');
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(engine.ports.CONSOLE, '127.0.0.1', () => resolve());
+    });
+    await new Promise((r) => server.close(r));
+    await client.terminate();
+  }, 60_000);
+});
