@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
+import { type EngineProcess, waitFor } from '../../../test/harness.ts';
 import { RawClient, type RawFrame } from '../../../test/raw-client.ts';
 import { createBusHandoff } from '../src/bus-handoff.ts';
-import { ensureBundle } from './helpers.ts';
+import { startEngineWithConsole } from './helpers.ts';
 
 // The console worker launched by the engine hands `/ws` sockets to the engine (bus-handoff.ts):
 // after the handshake the browser talks to the bus with no relay in between.
@@ -124,19 +124,7 @@ describe('console worker launched by the engine: /ws handed to the bus', () => {
   };
 
   beforeAll(async () => {
-    ensureBundle();
-    engine = await startEngine({
-      configYaml: [
-        'workers:',
-        '  - name: eng-worker-manager',
-        '    config:',
-        '      port: {{BUS_PORT}}',
-        '  - name: console',
-        '    config:',
-        '      http_port: {{CONSOLE_PORT}}',
-      ].join('\n'),
-      env: { SKIP_WEB_BUILD: '1' },
-    });
+    engine = await startEngineWithConsole();
     origin = `http://127.0.0.1:${engine.ports.CONSOLE}`;
     wsUrl = `ws://127.0.0.1:${engine.ports.CONSOLE}/ws`;
     control = await RawClient.worker(engine.busUrl);

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../../test/harness.ts';
+import { type EngineProcess, REPO_ROOT, startEngine } from '../../../test/harness.ts';
 import { ensureEmbeddedBundle, GENERATED_FILE } from '../scripts/build-bundle.ts';
 
 export const WORKER_BIN = join(REPO_ROOT, 'packages/console-worker/bin/eng-console-worker.js');
@@ -18,6 +18,20 @@ export function ensureBundle(): void {
     env: haveSomething ? { ...process.env, SKIP_WEB_BUILD: '1' } : process.env,
     log: (line) => process.stderr.write(`[console-worker test] ${line}\n`),
   });
+}
+
+/** An engine whose supervisor launches the console worker on a free port (`engine.ports.CONSOLE`). */
+export function startEngineWithConsole(): Promise<EngineProcess> {
+  ensureBundle();
+  const configYaml = `workers:
+  - name: eng-worker-manager
+    config:
+      port: {{BUS_PORT}}
+  - name: console
+    config:
+      http_port: {{CONSOLE_PORT}}
+`;
+  return startEngine({ configYaml, env: { SKIP_WEB_BUILD: '1' } });
 }
 
 export interface ReadyInfo {

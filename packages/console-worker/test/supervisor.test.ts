@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENG_CLI, type EngineProcess, freePort, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
-import { ensureBundle } from './helpers.ts';
+import { ensureBundle, startEngineWithConsole } from './helpers.ts';
 
 // issue 7 §6: `eng worker add console`, then `eng start` launches it, restarts it when it dies,
 // stops it with the engine, and `eng worker list` shows whether it runs.
@@ -132,19 +132,7 @@ describe('eng worker add console + eng start', () => {
 
 describe('a console worker whose engine is killed', () => {
   it('exits by itself and frees its port, since no SIGTERM will come', async () => {
-    ensureBundle();
-    const engine = await startEngine({
-      configYaml: [
-        'workers:',
-        '  - name: eng-worker-manager',
-        '    config:',
-        '      port: {{BUS_PORT}}',
-        '  - name: console',
-        '    config:',
-        '      http_port: {{CONSOLE_PORT}}',
-      ].join('\n'),
-      env: { SKIP_WEB_BUILD: '1' },
-    });
+    const engine = await startEngineWithConsole();
     const client = await RawClient.worker(engine.busUrl);
     const state = await waitFor(async () => {
       const { workers } = await client.result('engine::supervisor::list', {});
