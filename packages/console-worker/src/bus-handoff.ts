@@ -79,7 +79,8 @@ export function createBusHandoff(options: {
     try {
       send(message, socket, { keepOpen: false }, (error) => {
         if (!error) {
-          socket.destroy(); // its handle has gone to the engine: this only releases the server's count
+          // its handle has gone to the engine: this only releases the server's count
+          if (!handleOf(socket)) socket.destroy();
           return;
         }
         reattachToServer(socket, owner);
