@@ -51,7 +51,7 @@ export function makeResolver(configDir: string): Resolver {
  * `{type: 'eng:bus-adopt', path, headers, head}` from a supervised worker: a WebSocket upgrade it
  * accepted for the bus (console worker `/ws`), sent with the browser's socket as the IPC handle.
  */
-function adoptedUpgrade(message: unknown): AdoptedUpgrade | undefined {
+export function adoptedUpgrade(message: unknown): AdoptedUpgrade | undefined {
   if (typeof message !== 'object' || message === null) return undefined;
   const m = message as Record<string, unknown>;
   if (m.type !== 'eng:bus-adopt' || typeof m.path !== 'string' || typeof m.head !== 'string') return undefined;
