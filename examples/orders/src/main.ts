@@ -24,6 +24,7 @@
  *   stream orders/live/<id>
  */
 import { connect } from '@eng/sdk';
+import { z } from 'zod';
 
 const client = connect(process.env.ENG_URL, { name: process.env.ENG_WORKER_NAME ?? 'orders', description: 'orders demo app' });
 
@@ -42,20 +43,62 @@ const state = {
   list: (scope: string) => client.call('state::list', { scope }) as Promise<unknown[] | undefined>,
 };
 
+/** What a new order may say; `qty` defaults to 1, anything else is refused with the field's name. */
+const NewOrder = z.object({
+  sku: z.string({ error: 'sku is required and must be a string' }).trim().min(1, 'sku is required'),
+  qty: z
+    .number({ error: 'qty must be a number' })
+    .int('qty must be a whole number')
+    .min(1, 'qty must be at least 1')
+    .max(10_000, 'qty must be at most 10000')
+    .default(1),
+  customer: z.string({ error: 'customer must be a string' }).max(200, 'customer must be at most 200 characters').default('guest'),
+});
+
+/** A 400 message naming the first field that is wrong ("qty must be at least 1"). */
+function describeInvalid(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid order';
+  const field = issue.path.join('.');
+  return !field || issue.message.startsWith(`${field} `) ? issue.message : `${field}: ${issue.message}`;
+}
+
+/**
+ * An HTTP call carries the request (`body`, `headers`); a direct call (MCP, `eng trigger`) is the
+ * order itself. Either way a bad order is refused before anything is stored.
+ */
+function parseNewOrder(input: any): { order: z.infer<typeof NewOrder> } | { error: string } {
+  const overHttp = input !== null && typeof input === 'object' && 'body' in input && 'headers' in input;
+  const body = overHttp ? input.body : input;
+  if (overHttp && body === null) {
+    const type = String(input.headers?.['content-type'] ?? '');
+    if (!type.includes('json')) return { error: 'the body must be JSON (content-type: application/json)' };
+    const empty =
+      input.headers?.['content-length'] === '0' ||
+      (input.headers?.['content-length'] === undefined && !input.headers?.['transfer-encoding']);
+    return { error: empty ? 'the body is empty: send a JSON order such as {"sku":"SKU-1","qty":2}' : 'invalid JSON body' };
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return { error: `the order must be a JSON object, got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}` };
+  const parsed = NewOrder.safeParse(body);
+  return parsed.success ? { order: parsed.data } : { error: describeInvalid(parsed.error) };
+}
+
 client.registerFunction(
   'orders::create',
   async (input: any) => {
-    const body = input?.body ?? input ?? {};
-    if (typeof body.sku !== 'string' || body.sku === '') {
-      return input?.body !== undefined
-        ? { status_code: 400, body: { error: 'sku is required' } }
-        : Promise.reject(new Error('sku is required'));
+    const overHttp = input !== null && typeof input === 'object' && 'body' in input && 'headers' in input;
+    const checked = parseNewOrder(input);
+    if ('error' in checked) {
+      if (overHttp) return { status_code: 400, body: { error: checked.error } };
+      throw new Error(checked.error);
     }
+    const body = checked.order;
     const order: Order = {
       id: `ord_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
       sku: body.sku,
-      qty: Number.isInteger(body.qty) && body.qty > 0 ? body.qty : 1,
-      customer: typeof body.customer === 'string' ? body.customer : 'guest',
+      qty: body.qty,
+      customer: body.customer,
       status: 'created',
       created_at: new Date().toISOString(),
     };
@@ -68,16 +111,16 @@ client.registerFunction(
     // a durable publish: every durable:subscriber of the topic gets its own stored copy (here: fulfilment::ship)
     await client.call('eng::durable::publish', { topic: 'fulfilment', data: order }).catch(() => undefined);
     await client.call('stream::set', { stream_name: 'orders', group_id: 'live', item_id: order.id, data: order }).catch(() => undefined);
-    return input?.body !== undefined ? { status_code: 201, body: order } : order;
+    return overHttp ? { status_code: 201, body: order } : order;
   },
   {
     description: 'Create an order',
     request_format: {
       type: 'object',
       properties: {
-        sku: { type: 'string', description: 'product SKU' },
-        qty: { type: 'integer', minimum: 1 },
-        customer: { type: 'string' },
+        sku: { type: 'string', minLength: 1, description: 'product SKU' },
+        qty: { type: 'integer', minimum: 1, maximum: 10000, default: 1 },
+        customer: { type: 'string', maxLength: 200, default: 'guest' },
       },
       required: ['sku'],
     },

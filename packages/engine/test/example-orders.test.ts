@@ -116,9 +116,27 @@ describe('examples/orders under the shipped config.yaml', () => {
     const list = (await (await fetch(`${http}/orders`)).json()) as { orders: Order[] };
     expect(list.orders.map((o) => o.id)).toContain(order.id);
     expect((await fetch(`${http}/orders/ord_missing`)).status).toBe(404);
-    const bad = await fetch(`${http}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ error: 'sku is required' });
+    // every bad order is a 400 naming what is wrong, and nothing is stored
+    const before = ((await call('state::list', { scope: 'orders' })) ?? []) as Order[];
+    const refused = async (body: string, contentType = 'application/json') => {
+      const res = await fetch(`${http}/orders`, { method: 'POST', headers: { 'content-type': contentType }, body });
+      expect(res.status, body).toBe(400);
+      return ((await res.json()) as { error: string }).error;
+    };
+    expect(await refused('{}')).toBe('sku is required and must be a string');
+    expect(await refused('{"sku": ""}')).toBe('sku is required');
+    expect(await refused('{"sku": "A", "qty": "two"}')).toBe('qty must be a number');
+    expect(await refused('{"sku": "A", "qty": -3}')).toBe('qty must be at least 1');
+    expect(await refused('{"sku": "A", "qty": 1.5}')).toBe('qty must be a whole number');
+    expect(await refused('{"sku": "A", "customer": 7}')).toBe('customer must be a string');
+    expect(await refused('{"sku": "A", "qty": 2')).toBe('invalid JSON body');
+    expect(await refused('[{"sku": "A"}]')).toBe('the order must be a JSON object, got an array');
+    expect(await refused('"SKU-1"')).toBe('the order must be a JSON object, got string');
+    expect(await refused('sku=A', 'application/x-www-form-urlencoded')).toBe('the body must be JSON (content-type: application/json)');
+    const after = ((await call('state::list', { scope: 'orders' })) ?? []) as Order[];
+    expect(after.length).toBe(before.length);
+    // a direct call (MCP, eng trigger) gets the same message as an error
+    await expect(call('orders::create', { sku: 'A', qty: 0 })).rejects.toThrow('qty must be at least 1');
   });
 
   it('pub/sub: order.created reaches notifications::on_order_created, which logs the order', async () => {
