@@ -27,19 +27,41 @@ export const QueueConfigSchema = z
   });
 export type QueueConfig = z.infer<typeof QueueConfigSchema>;
 
-const AdapterSchema = z.discriminatedUnion('name', [
-  z.object({ name: z.literal('memory'), config: z.object({}).strict().nullish() }).strict(),
-  z
-    .object({
-      name: z.literal('sqlite'),
-      config: z
-        .object({ file_path: z.string().min(1).optional() })
-        .strict()
-        .nullish(),
-    })
-    .strict(),
-]);
-export type AdapterConfig = z.infer<typeof AdapterSchema>;
+type StoreAdapter = { name: 'memory'; config?: null | Record<string, never> } | { name: 'sqlite'; config?: { file_path?: string } | null };
+
+const AdapterSchema = z
+  .discriminatedUnion('name', [
+    z.object({ name: z.literal('memory'), config: z.object({}).strict().nullish() }).strict(),
+    z
+      .object({
+        name: z.literal('sqlite'),
+        config: z
+          .object({ file_path: z.string().min(1).optional() })
+          .strict()
+          .nullish(),
+      })
+      .strict(),
+    // iii's spelling (its default): in memory unless `store_method: file_based`, which is our SQLite store
+    z
+      .object({
+        name: z.literal('builtin'),
+        config: z
+          .object({
+            store_method: z.enum(['in_memory', 'file_based']).default('in_memory'),
+            file_path: z.string().min(1).optional(),
+            save_interval_ms: z.number().int().min(0).optional(),
+          })
+          .strict()
+          .nullish(),
+      })
+      .strict(),
+  ])
+  .transform((adapter): StoreAdapter => {
+    if (adapter.name !== 'builtin') return adapter;
+    if (adapter.config?.store_method !== 'file_based') return { name: 'memory' };
+    return { name: 'sqlite', config: adapter.config.file_path ? { file_path: adapter.config.file_path } : null };
+  });
+export type AdapterConfig = z.output<typeof AdapterSchema>;
 
 export const QueueModuleConfigSchema = z
   .object({
