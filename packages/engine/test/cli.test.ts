@@ -1,10 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ENG_CLI, type EngineProcess, freePort, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
+import { BUILTIN_MODULES } from '../src/modules/index.ts';
 
 const ENG_BIN = join(REPO_ROOT, 'packages/engine/bin/eng.js');
 
@@ -193,7 +195,80 @@ describe('eng worker add|remove|list', () => {
     const r = eng(['worker', 'add', 'nonsense', '-c', join(dir, 'c.yaml')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/unknown worker "nonsense"; known workers: console, mcp/);
+    expect(r.stderr).toContain('pass --command');
+    expect(existsSync(join(dir, 'c.yaml'))).toBe(false);
   });
+
+  it('takes any name with --command and its arguments after --', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eng-cli-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'workers:\n  - name: eng-worker-manager\n');
+    const r = eng(['worker', 'add', 'billing', '--command', 'node', '-c', file, '--', './billing.js', '--verbose']);
+    expect(r.code).toBe(0);
+    const entry = parseYaml(readFileSync(file, 'utf8')).workers[1];
+    expect(entry).toEqual({ name: 'billing', command: 'node', args: ['./billing.js', '--verbose'] });
+    // arguments without a command, or a module name with a command, are mistakes worth naming
+    const stray = eng(['worker', 'add', 'console', '-c', file, '--', 'x.js']);
+    expect(stray.code).toBe(1);
+    expect(stray.stderr).toContain('only taken with --command');
+    const clash = eng(['worker', 'add', 'eng-http', '--command', 'node', '-c', file]);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain('is a built-in module');
+  });
+
+  it('in a fresh home writes the default modules with the new entry, so the next start still serves HTTP and state', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'eng-home-'));
+    const cwd = mkdtempSync(join(tmpdir(), 'eng-cwd-'));
+    const env = { ...process.env, ENG_HOME: home, ENG_CONFIG: '', ENG_DATA_DIR: join(cwd, 'data') };
+    const added = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'add', 'mcp'], { cwd, env, encoding: 'utf8' });
+    expect(added.status).toBe(0);
+    const file = join(home, 'config.yaml');
+    expect(added.stdout).toContain(`created ${file} with the default modules`);
+    const config = parseYaml(readFileSync(file, 'utf8')) as { workers: Array<{ name: string; config?: Record<string, unknown> }> };
+    expect(config.workers.map((w) => w.name)).toEqual([...BUILTIN_MODULES.filter((m) => m.defaultOn).map((m) => m.name), 'mcp']);
+    // the test moves the fixed default ports aside (other tests run beside it); the modules stay as written
+    const bus = await freePort();
+    const http = await freePort();
+    const streams = await freePort();
+    const ports: Record<string, number> = { 'eng-worker-manager': bus, 'eng-http': http, 'eng-stream': streams };
+    for (const w of config.workers) if (ports[w.name]) w.config = { ...w.config, port: ports[w.name] };
+    writeFileSync(file, stringifyYaml(config));
+
+    const child = spawn(process.execPath, [...NODE_TS, ENG_CLI, 'start'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => /^eng: ready /m.test(out), 30_000);
+      const client = await RawClient.worker(`ws://127.0.0.1:${bus}`);
+      await client.result('state::set', { scope: 'fresh', key: 'k', value: 7 });
+      expect(await client.result('state::get', { scope: 'fresh', key: 'k' })).toBe(7);
+      client.send({ type: 'registerfunction', id: 'fresh::hello' });
+      client.send({
+        type: 'registertrigger',
+        id: 'fresh-route',
+        trigger_type: 'http',
+        function_id: 'fresh::hello',
+        config: { api_path: 'hello', http_method: 'GET' },
+      });
+      client.socket.on('message', (raw) => {
+        const frame = JSON.parse(raw.toString());
+        if (frame.type === 'invokefunction' && frame.function_id === 'fresh::hello')
+          client.send({ type: 'invocationresult', invocation_id: frame.invocation_id, result: { status_code: 200, body: { hi: true } } });
+      });
+      const res = await waitFor(async () => {
+        const r = await fetch(`http://127.0.0.1:${http}/hello`);
+        return r.status === 200 ? r : null;
+      }, 10_000);
+      expect(await res.json()).toEqual({ hi: true });
+      await client.close();
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  }, 60_000);
 });
 
 describe('eng trigger', () => {

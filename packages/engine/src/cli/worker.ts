@@ -7,6 +7,7 @@ import { parseConfigText } from '../config/load.ts';
 import { resolveConfigPath } from '../config/resolve.ts';
 import { BUILTIN_MODULES, findBuiltin } from '../modules/index.ts';
 import { findCatalogEntry, WORKER_CATALOG } from '../supervisor/catalog.ts';
+import { makeResolver } from '../supervisor/module.ts';
 import { busUrlOf, querySupervisor } from '../supervisor/query.ts';
 
 function readDoc(file: string) {
@@ -34,36 +35,70 @@ function writeAtomically(file: string, text: string): void {
   renameSync(tmp, file);
 }
 
+/** Never write a file the engine would refuse; rename keeps a crash from leaving half a file. */
+function writeConfig(file: string, text: string): void {
+  parseConfigText(text, file);
+  writeAtomically(file, text);
+}
+
 export function registerWorkerCommands(program: Command): void {
   const worker = program.command('worker').description('manage the workers the engine launches (config.yaml `workers:` list)');
 
   worker
     .command('add')
     .description('add a worker to the configuration; the engine launches it on its next start')
-    .argument('<name>', `worker name (${WORKER_CATALOG.map((w) => w.name).join(', ')}, or a built-in module such as eng-http)`)
+    .argument(
+      '<name>',
+      `worker name (${WORKER_CATALOG.map((w) => w.name).join(', ')}, a built-in module such as eng-http, or any name with --command)`,
+    )
+    .argument('[args...]', 'arguments for --command (put them after --)')
     .option('-c, --config <file>', 'configuration file (default ./config.yaml if present, else ~/.eng/config.yaml)')
-    .action((name: string, options: { config?: string }) => {
+    .option('--command <command>', "launch your own worker with this command (e.g. node); the engine runs it in the config file's folder")
+    .addHelpText(
+      'after',
+      '\nExamples:\n  eng worker add console\n  eng worker add eng-http\n  eng worker add billing --command node -- ./billing/worker.js --verbose\n',
+    )
+    .action((name: string, args: string[], options: { config?: string; command?: string }) => {
       const catalog = findCatalogEntry(name);
       const builtin = findBuiltin(name);
-      if (!catalog && !builtin) {
-        const known = [...WORKER_CATALOG.map((w) => w.name), ...BUILTIN_MODULES.map((m) => m.name)];
-        throw new Error(`unknown worker "${name}"; known workers: ${known.join(', ')}`);
+      if (args.length > 0 && !options.command) throw new Error(`arguments (${args.join(' ')}) are only taken with --command`);
+      if (!options.command) {
+        if (!catalog && !builtin) {
+          const known = [...WORKER_CATALOG.map((w) => w.name), ...BUILTIN_MODULES.map((m) => m.name)];
+          throw new Error(`unknown worker "${name}"; known workers: ${known.join(', ')}; for a worker of your own, pass --command`);
+        }
+        // a known name whose code is not in this build would be written and then never launch
+        const launch = catalog ? makeResolver(process.cwd())({ name }) : undefined;
+        if (launch && 'reason' in launch && launch.reason) throw new Error(launch.reason);
+      } else if (builtin) {
+        throw new Error(`"${name}" is a built-in module; add it without --command, or give your worker another name`);
       }
       const file = resolveConfigPath(options.config);
+      const fresh = !existsSync(file);
       const { doc, workers } = readDoc(file);
+      if (fresh) {
+        // a file replaces the defaults a file-less start runs: start from them so nothing is lost
+        for (const module of BUILTIN_MODULES.filter((m) => m.defaultOn)) workers.add(doc.createNode({ name: module.name }));
+      }
       const canonical = builtin?.name ?? name;
       if (entryNames(workers).some((n) => n === canonical || findBuiltin(n)?.name === canonical)) {
-        process.stdout.write(`${canonical} is already configured in ${file}\n`);
+        if (fresh) {
+          writeConfig(file, doc.toString());
+          process.stdout.write(`${pc.green('created')} ${file} with the default modules, ${canonical} among them\n`);
+        } else process.stdout.write(`${canonical} is already configured in ${file}\n`);
         return;
       }
       const entry = doc.createNode({
         name: canonical,
-        ...(catalog && Object.keys(catalog.defaultConfig).length ? { config: catalog.defaultConfig } : {}),
+        ...(options.command ? { command: options.command, ...(args.length ? { args } : {}) } : {}),
+        ...(catalog && !options.command && Object.keys(catalog.defaultConfig).length ? { config: catalog.defaultConfig } : {}),
       });
       workers.add(entry);
-      const text = doc.toString();
-      parseConfigText(text, file); // never write a file the engine would refuse
-      writeAtomically(file, text);
+      writeConfig(file, doc.toString());
+      if (fresh)
+        process.stdout.write(
+          `${pc.green('created')} ${file} with the default modules (${BUILTIN_MODULES.filter((m) => m.defaultOn).length}) as a start without a file runs them\n`,
+        );
       process.stdout.write(`${pc.green('added')} ${canonical} to ${file}; it starts with the engine's next start\n`);
     });
 
