@@ -30,6 +30,8 @@ import { summariseConfig, type TriggerBinding, type TriggerTypeEntry } from '../
 
 // spec: engine-protocol §4.1, §4.2, §5.10 — the engine's own view of itself.
 
+/** iii SDK versions whose `engine::triggers::list` is the 0.22.1 type summary `{id, worker_name, description}`. */
+const III_LISTING_VERSION = /^0\.(1[2-9]|[2-9]\d)\./;
 const Config = z.object({ functions_debounce_ms: z.number().int().min(0).default(250) }).strict();
 type Config = z.infer<typeof Config>;
 
@@ -391,10 +393,23 @@ export function introspectionModule(): EngineModule<Config> {
         async (input, info) => {
           const q = parse(TriggersListInput, input);
           // spec §9: 0.11.6 callers expect instances under the same key
-          if ((await callerVersion(info.callerWorkerId))?.startsWith('0.11.')) {
+          const version = await callerVersion(info.callerWorkerId);
+          if (version?.startsWith('0.11.')) {
             return { triggers: view.listTriggers({ include_internal: q.include_internal }) };
           }
-          return { triggers: view.listTriggerTypes(q) };
+          const types = view.listTriggerTypes(q);
+          // spec §4.1: an iii SDK of 0.12 or later gets exactly what 0.22.1 lists (schemas are on
+          // engine::triggers::info); our own SDK (0.1.x, the console) keeps the superset with counts
+          if (version && III_LISTING_VERSION.test(version)) {
+            return {
+              triggers: types.map((t) =>
+                t.description == null
+                  ? { id: t.id, worker_name: t.worker_name }
+                  : { id: t.id, worker_name: t.worker_name, description: t.description },
+              ),
+            };
+          }
+          return { triggers: types };
         },
       );
       ctx.registerFunction({ id: EngineFunction.TriggerTypesList, description: 'List trigger types (0.11.6 name)' }, (input) => ({
