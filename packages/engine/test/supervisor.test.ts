@@ -1,8 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, REPO_ROOT, startEngine, TSX_IMPORT, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
+import { withReachableTsx } from '../src/supervisor/module.ts';
 
 const fixture = join(REPO_ROOT, 'test/fixtures/supervised-worker.ts');
 
@@ -135,4 +137,36 @@ describe('supervisor: workers left running by an engine that was killed', () => 
     expect(engine.logs().slice(seen)).toMatch(/pinger.*started/);
     expect(engine.logs().slice(seen)).not.toMatch(/left running by an engine/);
   }, 60_000);
+});
+
+describe('supervisor: `node --import tsx` workers in a folder without tsx', () => {
+  let engine: EngineProcess;
+  let client: RawClient;
+  beforeAll(async () => {
+    // the config sits in a temp folder with no node_modules: `tsx` cannot resolve from there
+    engine = await startEngine({
+      workersYaml: ['  - name: ts-worker', '    command: node', `    args: ["--import", "tsx", "${fixture}"]`].join('\n'),
+    });
+    client = await RawClient.worker(engine.busUrl);
+  });
+  afterAll(async () => {
+    await client?.terminate();
+    await engine.stop();
+  });
+
+  it("runs with the engine's own tsx instead of dying with ERR_MODULE_NOT_FOUND", async () => {
+    const result = await waitFor(async () => (await client.call('sup::whoami')).result as { name: string } | undefined, 15_000);
+    expect(result.name).toBe('ts-worker');
+    const { workers } = await client.result('engine::supervisor::list');
+    expect(workers.find((w: { name: string }) => w.name === 'ts-worker')).toMatchObject({ running: true, restarts: 0 });
+  });
+
+  it('leaves the arguments alone where tsx resolves, and for commands other than node', () => {
+    const args = ['--import', 'tsx', 'w.ts'];
+    expect(withReachableTsx('node', args, REPO_ROOT)).toEqual(args);
+    expect(withReachableTsx('python3', args, tmpdir())).toEqual(args);
+    const lent = withReachableTsx('/usr/bin/node', args, tmpdir());
+    expect(lent[1]).toMatch(/^file:\/\/.*tsx/);
+    expect(withReachableTsx('node', ['--import=tsx', 'w.ts'], tmpdir())[0]).toMatch(/^--import=file:\/\/.*tsx/);
+  });
 });

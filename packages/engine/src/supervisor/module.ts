@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Socket } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { type AdoptedUpgrade, type BusAddress, type BusAdopt, BusService } from '../bus/server.ts';
 import type { WorkerEntry } from '../config/load.ts';
@@ -16,6 +17,39 @@ const TSX_LOADER = (() => {
   return existsSync(candidate) ? candidate : 'tsx';
 })();
 
+/** The engine's own tsx, as a file URL Node's `--import` takes from any folder. */
+const ENGINE_TSX = (() => {
+  try {
+    return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  } catch {
+    return undefined;
+  }
+})();
+
+/**
+ * `node --import tsx worker.ts` resolves `tsx` from the worker's folder (the config file's), which
+ * often has no node_modules: then the engine lends its own tsx instead of letting the worker die
+ * with ERR_MODULE_NOT_FOUND on every restart.
+ */
+export function withReachableTsx(command: string, args: string[], configDir: string): string[] {
+  if (!ENGINE_TSX || basename(command).replace(/\.exe$/, '') !== 'node') return args;
+  const reachable = (() => {
+    try {
+      createRequire(join(configDir, 'noop.js')).resolve('tsx');
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  if (reachable) return args;
+  return args.map((arg, i) => {
+    const flag = args[i - 1];
+    if ((flag === '--import' || flag === '--loader') && (arg === 'tsx' || arg === 'tsx/esm')) return ENGINE_TSX;
+    if (arg === '--import=tsx' || arg === '--loader=tsx') return `${arg.slice(0, arg.indexOf('=') + 1)}${ENGINE_TSX}`;
+    return arg;
+  });
+}
+
 /** Where the catalog's workers live in this repository (entry file run with tsx). */
 const CATALOG_ENTRIES: Record<string, string> = {
   console: 'packages/console-worker/src/main.ts',
@@ -29,7 +63,8 @@ export const SupervisorService = 'engine.supervisor';
 export function makeResolver(configDir: string): Resolver {
   return (entry: WorkerEntry) => {
     if (entry.command) {
-      return { spec: { command: resolveCommandPath(entry.command, configDir), args: entry.args ?? [], cwd: configDir } };
+      const args = withReachableTsx(entry.command, entry.args ?? [], configDir);
+      return { spec: { command: resolveCommandPath(entry.command, configDir), args, cwd: configDir } };
     }
     const catalog = findCatalogEntry(entry.name);
     const file = CATALOG_ENTRIES[entry.name];
