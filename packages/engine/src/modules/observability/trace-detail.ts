@@ -47,7 +47,9 @@ export function groupTraces(
   /** When given, only these trace ids are grouped. */
   only?: ReadonlySet<string>,
 ): { groups: TraceGroup[] } {
-  const groups = new Map<string, { label?: string; traces: Set<TraceRec> }>();
+  // a group's errors are its own failed spans (those carrying the value): grouped by function, a
+  // function that never failed shows 0 even when other spans of its traces did
+  const groups = new Map<string, { label?: string; traces: Set<TraceRec>; errors: number }>();
   const from = input.since_ms !== undefined ? input.since_ms * 1e6 : undefined;
   store.all.visit(
     (rec) => {
@@ -62,10 +64,11 @@ export function groupTraces(
       if (value === undefined) return undefined;
       let group = groups.get(value);
       if (!group) {
-        group = { traces: new Set() };
+        group = { traces: new Set(), errors: 0 };
         groups.set(value, group);
       }
       group.traces.add(rec.trace);
+      if (rec.span.status === 'error') group.errors++;
       if (label !== undefined && group.label === undefined) group.label = label;
       return undefined;
     },
@@ -76,10 +79,8 @@ export function groupTraces(
     let first = Number.POSITIVE_INFINITY;
     let last = 0;
     let spanCount = 0;
-    let errors = 0;
     for (const trace of group.traces) {
       spanCount += trace.spans.size;
-      errors += trace.errorCount;
       for (const member of trace.spans.values()) {
         const s = member.span;
         first = Math.min(first, s.start_time_unix_nano);
@@ -94,7 +95,7 @@ export function groupTraces(
       first_seen_ms: Math.floor(first / 1e6),
       last_seen_ms: Math.floor(last / 1e6),
       duration_ms: nsToMs(last - first),
-      error_count: errors,
+      error_count: group.errors,
     });
   }
   result.sort((a, b) => b.last_seen_ms - a.last_seen_ms);
