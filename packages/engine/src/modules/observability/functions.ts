@@ -17,7 +17,7 @@ import type { Collector } from './collector.ts';
 import type { ObservabilityConfig } from './config.ts';
 import type { EngineMetrics } from './engine-metrics.ts';
 import { severityNumberOf } from './otlp-decode.ts';
-import { normaliseId } from './trace-context.ts';
+import { normaliseId, parseTraceparent } from './trace-context.ts';
 import { groupTraces, traceSpans, traceTree } from './trace-detail.ts';
 import { listTraces } from './trace-query.ts';
 import type { Sampler } from './tracer.ts';
@@ -128,10 +128,18 @@ export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps
   for (const [id, level] of LOG_LEVELS) {
     ctx.registerFunction({ id, description: `Store a ${level} log record`, request_format: schemaOf(LogWriteInput) }, (input, info) => {
       const data = parse(LogWriteInput, input);
-      const traceId = data.trace_id ? normaliseId(data.trace_id, 16) : null;
-      const spanId = data.span_id ? normaliseId(data.span_id, 8) : null;
+      let traceId = data.trace_id ? normaliseId(data.trace_id, 16) : null;
+      let spanId = data.span_id ? normaliseId(data.span_id, 8) : null;
       if (data.trace_id && !traceId) throw new EngError(ErrorCode.DeserializationError, 'trace_id: expected 32 hex characters');
       if (data.span_id && !spanId) throw new EngError(ErrorCode.DeserializationError, 'span_id: expected 16 hex characters');
+      // a handler logging within a traced call: the call's own context joins the log to its span
+      if (!traceId && info.traceparent) {
+        const context = parseTraceparent(info.traceparent);
+        if (context) {
+          traceId = context.traceId;
+          spanId = context.spanId;
+        }
+      }
       if (!config.enabled || !config.logs_enabled) return undefined;
       const now = Date.now() * 1e6;
       const service = data.service_name ?? ctx.core.workers.nameOf(info.callerWorkerId) ?? config.service_name;
