@@ -230,6 +230,34 @@ describe('examples/orders under the shipped config.yaml', () => {
     expect((await state('stats', 'live_feed'))?.last_order_id).toBe(order.id);
   });
 
+  it('one request, one trace: what POST /orders causes (event, state trigger, stream trigger, queue, durable topic) joins its trace', async () => {
+    const traceId = crypto.randomUUID().replaceAll('-', '');
+    const res = await fetch(`${http}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${'ab'.repeat(8)}-01` },
+      body: JSON.stringify({ sku: 'TRACE-1', customer: 'ada' }),
+    });
+    expect(res.status).toBe(201);
+    const expected = [
+      'orders::create',
+      'notifications::on_order_created', // pub/sub
+      'orders::audit', // state trigger
+      'live::on_order_event', // stream trigger
+      'fulfilment::reserve_stock', // enqueue
+      'fulfilment::ship', // durable publish
+    ];
+    // each function shows as the engine's `call <id>` span or the worker's `execute <id>` span
+    const names = await waitFor(async () => {
+      const { spans } = await call<{ spans: Array<{ name: string }> }>('engine::traces::spans', { trace_id: traceId });
+      const seen = new Set(spans.map((s) => s.name.replace(/^(call|execute) /, '')));
+      return expected.every((f) => seen.has(f)) ? seen : null;
+    }, 20_000).catch(async (err: Error) => {
+      const { spans } = await call<{ spans: Array<{ name: string }> }>('engine::traces::spans', { trace_id: traceId });
+      throw new Error(`${err.message}; the trace holds: ${spans.map((s) => s.name).join(', ')}`);
+    });
+    expect([...names]).toEqual(expect.arrayContaining(expected));
+  });
+
   it('stream:join / stream:leave: sockets watching the orders feed are counted, other streams are not', async () => {
     const counts = async () =>
       ((await state<{ joins?: number; leaves?: number }>('stats', 'live_feed')) ?? {}) as { joins?: number; leaves?: number };

@@ -31,6 +31,9 @@ const PublishInput = z.object({ topic: z.unknown().optional(), data: z.unknown()
 interface PublishedEvent {
   topic: string;
   data: unknown;
+  /** The publisher's trace context: subscribers' calls join its trace (one request, one trace). */
+  traceparent?: string;
+  baggage?: string;
 }
 
 /** `eng-pubsub` (iii: `iii-pubsub`): fire-and-forget topics between functions and engines. */
@@ -46,11 +49,15 @@ export function pubsubModule(): EngineModule<PubSubConfig> {
       const topics = new Map<string, Map<string, string>>();
 
       // §2.3.6 / §5.5: subscribers get the raw data, as a void call without metadata
-      const deliver = ({ topic, data }: PublishedEvent) => {
+      const deliver = ({ topic, data, traceparent, baggage }: PublishedEvent) => {
         const subscribers = topics.get(topic);
         if (!subscribers) return;
+        const trace = {
+          traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+          baggage: typeof baggage === 'string' ? baggage : undefined,
+        };
         for (const functionId of subscribers.values()) {
-          void ctx.invoke(functionId, data ?? null).then((outcome) => {
+          void ctx.invoke(functionId, data ?? null, trace).then((outcome) => {
             if (!outcome.ok)
               ctx.log.warn(`subscriber ${functionId} of topic "${topic}" failed: ${outcome.error.code}: ${outcome.error.message}`);
           });
@@ -73,7 +80,7 @@ export function pubsubModule(): EngineModule<PubSubConfig> {
             properties: { topic: { type: 'string', minLength: 1 }, data: {} },
           },
         },
-        (input) => {
+        (input, info) => {
           const parsed = PublishInput.safeParse(input);
           if (!parsed.success)
             throw new EngError(ErrorCode.DeserializationError, `publish expects {topic, data}: ${describeZodError(parsed.error)}`);
@@ -81,7 +88,9 @@ export function pubsubModule(): EngineModule<PubSubConfig> {
           if (topic === undefined || topic === null || topic === '') throw new EngError(ErrorCode.TopicNotSet, 'topic is required');
           if (typeof topic !== 'string')
             throw new EngError(ErrorCode.DeserializationError, `topic: expected a string, got ${typeof topic}`);
-          const event = { topic, data: data ?? null };
+          const event: PublishedEvent = { topic, data: data ?? null };
+          if (info.traceparent) event.traceparent = info.traceparent;
+          if (info.baggage) event.baggage = info.baggage;
           deliver(event);
           fanout?.publish(event);
           return undefined; // §4.6: publish has no result

@@ -17,7 +17,7 @@ import {
 } from './schemas.ts';
 import { StreamsSocketServer } from './socket-server.ts';
 import { StreamService } from './stream-service.ts';
-import { type StreamMessage, StreamTriggers } from './triggers.ts';
+import { type StreamMessage, StreamTriggers, streamCallTrace } from './triggers.ts';
 
 // spec: engine-protocol §4.5 (functions), §5.7 (trigger types), §6.2 (socket), §7.2 (config).
 
@@ -116,7 +116,11 @@ export function streamModule(): EngineModule<StreamConfig> {
 
 function registerStreamFunctions(ctx: ModuleContext<StreamConfig>, service: StreamService): void {
   const define = <T>(id: string, description: string, schema: z.ZodType<T>, run: (input: T, raw: unknown) => unknown) =>
-    ctx.registerFunction({ id, description, request_format: jsonSchema(schema) }, async (raw) => run(parseInput(id, schema, raw), raw));
+    ctx.registerFunction({ id, description, request_format: jsonSchema(schema) }, async (raw, info) =>
+      info.traceparent
+        ? streamCallTrace.run({ traceparent: info.traceparent }, () => run(parseInput(id, schema, raw), raw))
+        : run(parseInput(id, schema, raw), raw),
+    );
 
   define('stream::set', 'Create or replace a stream item; emits create or update', StreamSetInput, (input, raw) =>
     service.set({ ...input, data: input.data === undefined ? null : input.data }, raw),

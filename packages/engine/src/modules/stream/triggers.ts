@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ModuleContext } from '../../core/module.ts';
 import type { TriggerBinding } from '../../core/triggers.ts';
 import { fireBinding } from '../state/fire.ts';
@@ -37,6 +38,13 @@ export interface JoinLeaveEvent {
   context?: unknown;
 }
 
+/**
+ * The trace context of the stream call being served: a change it causes fires `stream` bindings
+ * within the writer's trace (one request, one trace). Kept beside the message, never in it, since
+ * the message is what handlers and sockets receive.
+ */
+export const streamCallTrace = new AsyncLocalStorage<{ traceparent?: string }>();
+
 /** How long a join handler may take to authorise before the join is refused. */
 const JOIN_TIMEOUT_MS = 10_000;
 
@@ -69,7 +77,8 @@ export class StreamTriggers {
       if (config.stream_name !== message.streamName) continue;
       if (config.group_id !== undefined && config.group_id !== message.groupId) continue;
       if (config.item_id !== undefined && config.item_id !== message.id) continue;
-      void fireBinding(this.ctx, binding, message);
+      const trace = streamCallTrace.getStore();
+      void fireBinding(this.ctx, binding, message, undefined, trace?.traceparent ? { traceparent: trace.traceparent } : undefined);
     }
   }
 
