@@ -8,6 +8,7 @@ import type { EngineModule, ModuleContext } from '../core/module.ts';
 import type { Logger } from '../log.ts';
 import { ChannelManager } from './channels.ts';
 import { type TelemetrySink, telemetryPrefix, WorkerConnection } from './connection.ts';
+import { AllowedOriginsSchema, OriginGate } from './origins.ts';
 
 export const WorkerManagerConfig = z
   .object({
@@ -20,6 +21,8 @@ export const WorkerManagerConfig = z
       .positive()
       .default(64 * 1024 * 1024),
     handshake_timeout_ms: z.number().int().positive().default(10_000),
+    /** Browser origins (`http://localhost:5173`) whose pages may open the bus; others get 403 (origins.ts). */
+    allowed_origins: AllowedOriginsSchema,
   })
   .strict();
 export type WorkerManagerConfig = z.infer<typeof WorkerManagerConfig>;
@@ -80,7 +83,11 @@ export class WorkerBus {
     });
     server.headersTimeout = this.ctx.config.handshake_timeout_ms;
     server.requestTimeout = this.ctx.config.handshake_timeout_ms;
-    server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+    // browser pages from unlisted origins are refused here; adopted sockets were vouched for by their worker
+    const gate = new OriginGate(this.ctx.config.allowed_origins, 'eng worker bus', 'eng-worker-manager', (m) => this.log.warn(m));
+    server.on('upgrade', (req, socket, head) => {
+      if (gate.admit(req, socket)) this.onUpgrade(req, socket, head);
+    });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -108,6 +115,8 @@ export class WorkerBus {
    * Serve an upgrade whose socket another process accepted and handed over: the connection becomes
    * an ordinary bus connection, exactly as if the client had dialled the bus (no relay in between).
    * Only the worker path `/` is taken; anything else, or a bus that is not serving, is refused.
+   * `allowed_origins` does not apply: the worker that accepted the socket checked the page's origin
+   * against the address it served the page from (the console worker's same-origin and Host rules).
    */
   adopt(request: AdoptedUpgrade, socket: Socket): void {
     socket.on('error', (err) => this.log.debug(`adopted socket error: ${err.message}`));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AllowedOriginsSchema } from '../../bus/origins.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { openStore, StoreAdapterSchema } from '../../stores/open.ts';
 import { RedisEventFanout } from '../../stores/redis-events.ts';
@@ -27,6 +28,8 @@ export const StreamConfig = z
     port: z.number().int().min(0).max(65535).default(3112),
     /** Called with {headers, path, query_params, addr} per socket; its `context` reaches join/leave triggers. */
     auth_function: z.string().min(1).optional(),
+    /** Browser origins whose pages may open the streams socket directly; others get 403 (bus/origins.ts). */
+    allowed_origins: AllowedOriginsSchema,
     adapter: StoreAdapterSchema.default({ name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } }),
     max_value_bytes: z
       .number()

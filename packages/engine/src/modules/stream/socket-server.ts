@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { OriginGate } from '../../bus/origins.ts';
 import type { ModuleContext } from '../../core/module.ts';
 import { SocketMessage } from './schemas.ts';
 import type { StreamService } from './stream-service.ts';
@@ -42,7 +43,7 @@ export class StreamsSocketServer {
   private readonly byGroup = new Map<string, Set<Subscription>>();
 
   constructor(
-    private readonly ctx: ModuleContext<{ host: string; port: number; auth_function?: string }>,
+    private readonly ctx: ModuleContext<{ host: string; port: number; auth_function?: string; allowed_origins: string[] }>,
     private readonly service: StreamService,
     private readonly triggers: StreamTriggers,
   ) {}
@@ -58,7 +59,10 @@ export class StreamsSocketServer {
         JSON.stringify({ error: { code: 'UPGRADE_REQUIRED', message: 'this is the eng streams socket: connect with a WebSocket to /' } }),
       );
     });
+    // a page from an unlisted origin is refused; the consoles' /ws/streams proxies dial without an Origin
+    const gate = new OriginGate(this.ctx.config.allowed_origins, 'eng streams socket', 'eng-stream', (m) => this.ctx.log.warn(m));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (!gate.admit(req, socket)) return;
       const path = new URL(req.url ?? '/', 'http://streams').pathname;
       if (path !== '/') {
         socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nNot Found');
