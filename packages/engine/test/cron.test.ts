@@ -198,7 +198,7 @@ describe('cron trigger: expressions', () => {
     expect(daily.next_runs[0]).toMatch(/T00:00:00\+00:00$/);
   });
 
-  it('rejects a 5-field expression at bind time, quoting it, and stores nothing', async () => {
+  it('rejects a 5-field expression at bind time, quoting it, and lists the binding as Error with the reason', async () => {
     raw.send({ type: 'registerfunction', id: 'raw::cron' });
     raw.send({
       type: 'registertrigger',
@@ -223,8 +223,14 @@ describe('cron trigger: expressions', () => {
       const frame = await raw.next((f) => f.type === 'triggerregistrationresult' && f.id === id);
       expect((frame.error as { message: string }).message).toContain(quoted);
     }
-    const listed = await raw.result('engine::registered-triggers::list', { trigger_type: 'cron' });
-    expect(JSON.stringify(listed)).not.toMatch(/five-fields|bad-|no-expr|num-expr/);
+    const listed = await raw.result<{ registered_triggers: Array<{ id: string; status: string; error?: string }> }>(
+      'engine::registered-triggers::list',
+      { trigger_type: 'cron' },
+    );
+    const refused = listed.registered_triggers.filter((t) => /five-fields|bad-|no-expr|num-expr/.test(t.id));
+    expect(refused).toHaveLength(6);
+    expect(refused.every((t) => t.status === 'error' && (t.error ?? '').length > 0)).toBe(true);
+    expect(refused.find((t) => t.id === 'five-fields')?.error).toContain('expected 6 or 7 fields');
   });
 
   it('next_runs refuses bad input with clear codes', async () => {

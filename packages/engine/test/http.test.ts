@@ -567,9 +567,18 @@ describe('http trigger: registration', () => {
     expect((method.error as { message: string }).message).toContain(
       'http_method: must be one of GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS',
     );
-    // the refused bindings were not stored
-    const listed = await raw.result('engine::registered-triggers::list', { trigger_type: 'http' });
-    expect(JSON.stringify(listed)).not.toContain('conflict-');
+    // the refused bindings are listed as Error with the reason, and serve nothing
+    const listed = await raw.result<{ registered_triggers: Array<{ id: string; status: string; error?: string }> }>(
+      'engine::registered-triggers::list',
+      { trigger_type: 'http' },
+    );
+    const refused = listed.registered_triggers.filter((t) => t.id.startsWith('conflict-'));
+    expect(refused.map((t) => [t.id, t.status])).toEqual([
+      ['conflict-1', 'error'],
+      ['conflict-2', 'error'],
+      ['conflict-3', 'error'],
+    ]);
+    expect(refused[0]?.error).toContain("conflicts with already-registered route 'GET test/items/:id'");
     // the existing route still answers
     expect((await fetch(`${base}/test/items/1`)).status).toBe(200);
   });

@@ -134,7 +134,8 @@ export class Core {
 
   /**
    * Bind a function to a trigger. Unknown types are parked (§5.1). A module provider may refuse
-   * synchronously (nothing stored, error returned). For worker providers, `waitForAck` waits up
+   * synchronously (error returned; a worker's binding is kept as `error` with the reason). For
+   * worker providers, `waitForAck` waits up
    * to 10 s for their `triggerregistrationresult` (as `engine::register_trigger` does).
    */
   async bindTrigger(
@@ -154,10 +155,16 @@ export class Core {
       try {
         await type.provider.register(binding);
       } catch (err) {
-        return {
-          ok: false,
-          error: { code: ErrorCode.TriggerRegistrationFailed, message: (err as Error).message ?? String(err) },
-        };
+        const message = (err as Error).message ?? String(err);
+        // a worker's refused binding stays listed as Error with the reason (a bad cron expression
+        // must not just vanish from Triggers); it leaves with its worker like any other binding
+        if (binding.ownerWorkerId) {
+          binding.status = 'error';
+          binding.error = message;
+          this.bindings.set(binding);
+          this.log.warn(`trigger ${binding.id} (${binding.triggerType}) refused: ${message}`);
+        }
+        return { ok: false, error: { code: ErrorCode.TriggerRegistrationFailed, message } };
       }
       binding.status = 'active';
       this.bindings.set(binding);
@@ -177,7 +184,9 @@ export class Core {
     const binding = this.bindings.delete(id);
     if (!binding) return undefined;
     const type = this.triggerTypes.get(binding.triggerType);
-    if (type && binding.status === 'active') {
+    // a module may hold a binding it lists as inactive (an HTTP route shadowed by a later binding)
+    const held = binding.status === 'active' || (type?.provider.kind === 'module' && binding.status === 'inactive');
+    if (type && held) {
       if (type.provider.kind === 'module') {
         try {
           await type.provider.unregister(binding);

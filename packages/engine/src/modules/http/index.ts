@@ -6,8 +6,9 @@ import type { TriggerBinding } from '../../core/triggers.ts';
 import type { EngineTracer } from '../observability/tracer.ts';
 import { HTTP_CALL_REQUEST_FORMAT, HTTP_TRIGGER_REQUEST_FORMAT, HttpModuleConfig, HttpTriggerConfig } from './config.ts';
 import type { TriggerRoute } from './pipeline.ts';
-import type { HttpMethod } from './router.ts';
+import { type HttpMethod, routeKey } from './router.ts';
 import { HttpServer } from './server.ts';
+import { RouteShadows } from './shadows.ts';
 
 export type { HttpRouterService, InternalRouteHandler } from './server.ts';
 
@@ -51,6 +52,7 @@ export function httpModule(): EngineModule<HttpModuleConfig> {
         ctx.log,
       );
       server = http;
+      const shadows = new RouteShadows();
 
       ctx.registerTriggerType(
         {
@@ -71,6 +73,7 @@ export function httpModule(): EngineModule<HttpModuleConfig> {
             };
             // throws on a same-shape route with other parameter names; same method+path replaces
             http.routes.add(method, path, route);
+            shadows.push(routeKey(method, path), { binding, route, method, path });
             ctx.log.info(`route ${method} ${path} → ${binding.functionId}`);
           },
           unregister(binding: TriggerBinding) {
@@ -80,10 +83,15 @@ export function httpModule(): EngineModule<HttpModuleConfig> {
             } catch {
               return;
             }
+            const key = routeKey(parsed.method, parsed.path);
+            const next = shadows.remove(key, binding.id);
             // only the binding that still owns the route removes it (a later binding may have replaced it)
-            if (http.routes.remove(parsed.method, parsed.path, (r) => r.bindingId === binding.id)) {
-              ctx.log.info(`route ${parsed.method} ${parsed.path} removed`);
-            }
+            if (!http.routes.remove(parsed.method, parsed.path, (r) => r.bindingId === binding.id)) return;
+            if (next) {
+              // the route goes back to the binding it shadowed, which never stopped being registered
+              http.routes.add(next.method, next.path, next.route);
+              ctx.log.info(`route ${parsed.method} ${parsed.path} → ${next.binding.functionId} again (${binding.id} left)`);
+            } else ctx.log.info(`route ${parsed.method} ${parsed.path} removed`);
           },
         },
       );
