@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { hostAllowed } from '@eng/console/host-check';
 import { redactText } from '@eng/console/redact';
 import { IMMUTABLE, NO_CACHE, sendAsset } from '@eng/console/static-assets';
-import { createWsProxy, type WsProxy } from '@eng/console/ws-proxy';
+import { createWsProxy, sameOrigin, type WsProxy } from '@eng/console/ws-proxy';
 import type { BusHandoff } from './bus-handoff.ts';
 import type { EmbeddedAsset } from './embedded.ts';
 
@@ -12,6 +13,7 @@ import type { EmbeddedAsset } from './embedded.ts';
  * → embedded content-hashed files, `/ws` upgrade → transparent proxy to the engine bus (the
  * shared @eng/console proxy: one engine connection per browser connection, no frame cap,
  * 1011 when the engine is unreachable, cross-origin upgrades refused), anything else → 404.
+ * Every route, `/ws` included, first checks the Host header against DNS rebinding (host-check.ts).
  */
 export interface ServerLogger {
   info(message: string): void;
@@ -66,6 +68,14 @@ function sendText(res: ServerResponse, status: number, text: string, extra: Reco
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
+function refuseUpgrade(socket: Duplex, status: 403 | 404, text: string): void {
+  const body = `${text}\n`;
+  socket.on('error', () => undefined);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Not Found'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
 function serveAsset(req: IncomingMessage, res: ServerResponse, asset: EmbeddedAsset, cacheControl: string): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     sendText(res, 405, 'method not allowed', { allow: 'GET, HEAD' });
@@ -81,14 +91,31 @@ function serveAsset(req: IncomingMessage, res: ServerResponse, asset: EmbeddedAs
   sendAsset(req, res, asset, headers);
 }
 
+/** How many distinct refused Host headers are logged at warn (a page retrying in a loop logs once). */
+const MAX_WARNED_HOSTS = 50;
+
 export async function startHttpServer(options: HttpServerOptions): Promise<ConsoleHttpServer> {
   const { assets, logger } = options;
+  let port = options.port;
+  const warnedHosts = new Set<string>();
+  /** Undefined when the Host may be served; else the refusal text (the UI, the API and /ws alike). */
+  const hostRefusal = (req: IncomingMessage): string | undefined => {
+    if (hostAllowed(options.host, req.headers.host)) return undefined;
+    const host = (req.headers.host ?? '(none)').slice(0, 200);
+    if (!warnedHosts.has(host) && warnedHosts.size < MAX_WARNED_HOSTS) {
+      warnedHosts.add(host);
+      logger.warn(`refused a request for Host ${host}: this console answers to loopback names only (DNS rebinding protection)`);
+    }
+    return `forbidden: Host ${host} is not this console's address (DNS rebinding protection); open ${uiUrl(options.host, port)}`;
+  };
   const proxy = createWsProxy({
     target: options.engineUrl,
     logger: { debug: (m) => logger.debug(redactText(m)), warn: (m) => logger.warn(redactText(m)) },
   });
 
   const server = createServer((req, res) => {
+    const refusal = hostRefusal(req);
+    if (refusal) return sendText(res, 403, refusal);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === '/') {
       const index = assets.get('/index.html');
@@ -104,10 +131,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
   let closing: Promise<void> | undefined;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
+    const refusal = hostRefusal(req);
+    if (refusal) return refuseUpgrade(socket, 403, refusal);
     if (path === '/ws') {
+      // the page must come from the address it connects to; checked before the socket may be handed to the engine
+      if (!sameOrigin(req)) {
+        logger.warn(`refused a cross-origin /ws upgrade from ${String(req.headers.origin).slice(0, 200)}`);
+        return refuseUpgrade(socket, 403, 'cross-origin WebSocket denied: the page must be served by this console');
+      }
       const proxied = () => proxy.handleUpgrade(req, socket, head);
       if (closing || !options.handoff?.(req, socket, head, proxied)) proxied();
-    } else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n');
+    } else refuseUpgrade(socket, 404, 'not found');
   });
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -122,7 +156,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
 
   return {
     server,

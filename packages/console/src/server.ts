@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect, type EngClient } from '@eng/sdk';
+import { hostAllowed as hostAllowedFor } from './host-check.ts';
 import { forwardHttp, HTTP_PREFIX } from './http-forward.ts';
 import { sendError, sendJson } from './http-util.ts';
 import { handleInvoke } from './invoke.ts';
@@ -141,8 +142,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   // DNS rebinding: a page on evil.example resolving to 127.0.0.1 is "same origin" with itself,
   // so on a loopback bind the Host must name loopback too before the API or the bus is reachable
-  const loopbackOnly = isLoopbackHost(options.host);
-  const hostAllowed = (req: IncomingMessage) => !loopbackOnly || isLoopbackHost(hostnameOf(req.headers.host));
+  const hostAllowed = (req: IncomingMessage) => hostAllowedFor(options.host, req.headers.host);
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://console');
@@ -242,16 +242,5 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   };
 }
 
-/** `127.0.0.1`, `::1`, `localhost` (and `*.localhost`), with or without brackets. */
-export function isLoopbackHost(host: string | undefined): boolean {
-  if (!host) return false;
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
-}
-
-/** Host header without its port (IPv6 literals keep their brackets off). */
-export function hostnameOf(hostHeader: string | undefined): string | undefined {
-  if (!hostHeader) return undefined;
-  if (hostHeader.startsWith('[')) return hostHeader.slice(1, hostHeader.indexOf(']'));
-  return hostHeader.split(':')[0];
-}
+// shared with the console worker (host-check.ts); re-exported for existing importers
+export { hostnameOf, isLoopbackHost } from './host-check.ts';
