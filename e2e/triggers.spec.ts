@@ -231,4 +231,46 @@ test.describe('Triggers page', () => {
       await owner.close();
     }
   });
+  test('a route bound again by a later worker shows the earlier binding as Shadowed, and it takes the route back', async ({
+    page,
+    consoleUrl,
+    stack,
+  }) => {
+    const { connect } = await import('@eng/sdk');
+    const tag = Date.now().toString(36);
+    const path = `shared-${tag}`;
+    const bindRoute = async (name: string) => {
+      const worker = connect(stack.engine.busUrl, { name: `e2e-${name}` });
+      worker.registerFunction(`e2e::${name}_${tag}`, () => ({ body: { served_by: name } }));
+      worker.registerTrigger({ type: 'http', function_id: `e2e::${name}_${tag}`, config: { api_path: path, http_method: 'GET' } });
+      await worker.ready();
+      return worker;
+    };
+    const servedBy = async () => {
+      const res = await fetch(`http://127.0.0.1:${stack.engine.ports.HTTP}/${path}`);
+      return res.status === 200 ? ((await res.json()) as { served_by: string }).served_by : res.status;
+    };
+    const first = await bindRoute('first');
+    const second = await bindRoute('second');
+    try {
+      await expect.poll(servedBy).toBe('second');
+      await gotoPage(page, consoleUrl, '/triggers?type=http');
+      const firstRow = page.locator('[data-trigger-id]', { hasText: `e2e::first_${tag}` });
+      const secondRow = page.locator('[data-trigger-id]', { hasText: `e2e::second_${tag}` });
+      await expect(firstRow).toContainText('Shadowed');
+      await expect(secondRow).toContainText('Active');
+      await firstRow.click();
+      const detail = page.getByTestId('trigger-detail');
+      await expect(detail).toContainText('Shadowed: another binding serves this route');
+      await expect(detail.getByTestId('trigger-inactive-reason')).toContainText(`GET ${path} is served by trigger`);
+
+      await second.close();
+      await expect.poll(servedBy, { timeout: 10_000 }).toBe('first');
+      await expect(firstRow).toContainText('Active', { timeout: 10_000 });
+      await expect(secondRow).toHaveCount(0);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
 });

@@ -9,7 +9,7 @@ import { JsonView } from '../ui/json-view.tsx';
 import { CronPanel } from './cron-panel.tsx';
 import { EmitPanel } from './emit-panel.tsx';
 import { HttpTestPanel } from './http-test-panel.tsx';
-import { TriggerStatus } from './trigger-list.tsx';
+import { isShadowed, TriggerStatus } from './trigger-list.tsx';
 
 /** A trigger's details and the test tool for its kind (seed 4.1 ops 2–4). */
 export function TriggerDetail({
@@ -63,11 +63,19 @@ export function TriggerDetail({
       ) : null}
       {trigger.status === 'inactive' ? (
         <div role="status" className="mx-4 mt-4 rounded-lg border border-line bg-surface-2 px-3 py-2 text-[13px] text-muted">
-          <p className="font-medium text-fg">Inactive: this binding does not fire right now</p>
-          <p className="mt-0.5">
-            No worker provides the trigger type <span className="font-mono">{trigger.trigger_type}</span> at the moment. The engine keeps
-            the binding and hands it to the provider as soon as one registers the type.
+          <p className="font-medium text-fg">
+            {isShadowed(trigger) ? 'Shadowed: another binding serves this route' : 'Inactive: this binding does not fire right now'}
           </p>
+          {trigger.error ? (
+            <p className="mt-0.5" data-testid="trigger-inactive-reason">
+              {trigger.error.replace(/^shadowed: /, '')}
+            </p>
+          ) : (
+            <p className="mt-0.5">
+              No worker provides the trigger type <span className="font-mono">{trigger.trigger_type}</span> at the moment. The engine keeps
+              the binding and hands it to the provider as soon as one registers the type.
+            </p>
+          )}
         </div>
       ) : null}
       {kind === 'http' ? (

@@ -34,10 +34,17 @@ export function TriggerStatus({ trigger, functionMissing }: { trigger: TriggerRe
       }
     >
       <StatusDot tone={tone} />
-      <span className={trigger.status === 'error' ? 'text-bad' : 'text-muted'}>{STATUS_LABEL[trigger.status] ?? trigger.status}</span>
+      <span className={trigger.status === 'error' ? 'text-bad' : 'text-muted'}>
+        {isShadowed(trigger) ? 'Shadowed' : (STATUS_LABEL[trigger.status] ?? trigger.status)}
+      </span>
       {functionMissing ? <span className="text-warn">· no function</span> : null}
     </span>
   );
+}
+
+/** An HTTP binding whose route a later binding of the same method and path serves (engine reason `shadowed: …`). */
+export function isShadowed(trigger: TriggerRecord): boolean {
+  return trigger.status === 'inactive' && (trigger.error ?? '').startsWith('shadowed:');
 }
 
 /** Triggers grouped by kind with count badges (seed 2.3). */
