@@ -74,8 +74,13 @@ export function registerEngineFunctions(client: EngClient, hub: SessionHub, ids:
       request_format: z.toJSONSchema(LogInput),
     },
   );
-  client.registerFunction(ids.functionsChanged, () => onChange(), { description: 'eng-mcp: the engine function set changed' });
-  client.registerFunction(ids.workersChanged, () => onChange(), { description: 'eng-mcp: a worker connected or left' });
+  // plumbing: `internal` keeps their calls out of traces, lists and charts unless System is shown
+  const plumbing = { internal: true };
+  client.registerFunction(ids.functionsChanged, () => onChange(), {
+    description: 'eng-mcp: the engine function set changed',
+    metadata: plumbing,
+  });
+  client.registerFunction(ids.workersChanged, () => onChange(), { description: 'eng-mcp: a worker connected or left', metadata: plumbing });
   client.registerTrigger({ type: 'engine::functions-available', function_id: ids.functionsChanged, config: {} });
   client.registerTrigger({ type: 'engine::workers-available', function_id: ids.workersChanged, config: {} });
 }
