@@ -84,6 +84,9 @@ describe('default: no browser origin may open the bus or the streams socket', ()
     expect(rebound.status).toBe(403);
     // pages that report an opaque origin (sandboxed frames, file://) send "null"
     expect((await upgrade(engine.busUrl, { origin: 'null' })).status).toBe(403);
+    // the version-8 handshake's spelling of the header
+    const legacy = await upgrade(engine.busUrl, { 'sec-websocket-version': '8', 'sec-websocket-origin': 'http://evil.example' });
+    expect(legacy.status).toBe(403);
     expect(engine.logs()).toContain('refused a WebSocket upgrade from a browser page at http://evil.example');
   });
 

@@ -59,7 +59,9 @@ export class OriginGate {
    * the config key, and destroyed.
    */
   admit(req: IncomingMessage, socket: Duplex): boolean {
-    const header = req.headers.origin;
+    // version-8 handshakes (which ws still accepts) carried the page's origin as Sec-WebSocket-Origin
+    const legacy = req.headers['sec-websocket-origin'];
+    const header = req.headers.origin ?? (typeof legacy === 'string' ? legacy : undefined);
     if (header === undefined) return true; // not a browser
     const normalized = normalizeOrigin(header);
     if (normalized !== undefined && this.allowed.has(normalized)) return true;
