@@ -47,6 +47,12 @@ describe("eng-mcp's notification functions are system plumbing", () => {
     }, 15_000);
     expect(all.filter((n) => /mcp::.*_changed/.test(n)).length).toBeGreaterThan(0);
     expect((await rootNames({})).filter((n) => n.includes('mcp::'))).toEqual([]);
+    // nor do they count in the invocation figures behind Busiest functions and the rate chart
+    const { engine_metrics } = await client.result<{ engine_metrics: { invocations: { by_function: Record<string, number> } } }>(
+      'engine::metrics::list',
+      {},
+    );
+    expect(Object.keys(engine_metrics.invocations.by_function).filter((id) => id.startsWith('mcp::'))).toEqual([]);
   });
 
   it('the functions are listed as internal, so the console counts them as system functions', async () => {

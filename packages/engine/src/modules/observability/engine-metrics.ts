@@ -28,6 +28,12 @@ export interface EngineMetricsSnapshot {
 }
 
 export class EngineMetrics implements InvocationObserver {
+  /**
+   * `isPlumbing(id)`: functions registered with `metadata.internal` (the console's live hooks,
+   * eng-mcp's change notifications) are system calls; like built-ins they stay out of the figures.
+   */
+  constructor(private readonly isPlumbing: (functionId: string) => boolean = () => false) {}
+
   private total = 0;
   private success = 0;
   private errors = 0;
@@ -49,7 +55,7 @@ export class EngineMetrics implements InvocationObserver {
       this.deferred++;
       return;
     }
-    if (isBuiltin(call.functionId)) return;
+    if (isBuiltin(call.functionId) || this.isPlumbing(call.functionId)) return;
     this.total++;
     if (outcome.ok) this.success++;
     else this.errors++;

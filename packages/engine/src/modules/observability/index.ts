@@ -142,7 +142,7 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       cleanups.push(() => tracer.stop());
       ctx.services.set(ObservabilityService.Tracer, tracer);
 
-      const metrics = new EngineMetrics();
+      const metrics = new EngineMetrics((id) => ctx.core.functions.get(id)?.metadata?.internal === true);
       // enabled: false collects nothing, engine metrics included (metrics::list then reports zeros)
       const observers: InvocationObserver[] = [];
       if (config.enabled) {
