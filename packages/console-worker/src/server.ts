@@ -91,21 +91,23 @@ function serveAsset(req: IncomingMessage, res: ServerResponse, asset: EmbeddedAs
   sendAsset(req, res, asset, headers);
 }
 
-/** How many distinct refused Host headers are logged at warn (a page retrying in a loop logs once). */
-const MAX_WARNED_HOSTS = 50;
+/** How many distinct refusals are logged at warn (a page retrying in a loop logs once). */
+const MAX_WARNED = 50;
 
 export async function startHttpServer(options: HttpServerOptions): Promise<ConsoleHttpServer> {
   const { assets, logger } = options;
   let port = options.port;
-  const warnedHosts = new Set<string>();
+  const warned = new Set<string>();
+  const warnOnce = (message: string) => {
+    if (warned.has(message) || warned.size >= MAX_WARNED) return;
+    warned.add(message);
+    logger.warn(message);
+  };
   /** Undefined when the Host may be served; else the refusal text (the UI, the API and /ws alike). */
   const hostRefusal = (req: IncomingMessage): string | undefined => {
     if (hostAllowed(options.host, req.headers.host)) return undefined;
     const host = (req.headers.host ?? '(none)').slice(0, 200);
-    if (!warnedHosts.has(host) && warnedHosts.size < MAX_WARNED_HOSTS) {
-      warnedHosts.add(host);
-      logger.warn(`refused a request for Host ${host}: this console answers to loopback names only (DNS rebinding protection)`);
-    }
+    warnOnce(`refused a request for Host ${host}: this console answers to loopback names only (DNS rebinding protection)`);
     return `forbidden: Host ${host} is not this console's address (DNS rebinding protection); open ${uiUrl(options.host, port)}`;
   };
   const proxy = createWsProxy({
@@ -136,7 +138,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
     if (path === '/ws') {
       // the page must come from the address it connects to; checked before the socket may be handed to the engine
       if (!sameOrigin(req)) {
-        logger.warn(`refused a cross-origin /ws upgrade from ${String(req.headers.origin).slice(0, 200)}`);
+        warnOnce(`refused a cross-origin /ws upgrade from ${String(req.headers.origin).slice(0, 200)}`);
         return refuseUpgrade(socket, 403, 'cross-origin WebSocket denied: the page must be served by this console');
       }
       const proxied = () => proxy.handleUpgrade(req, socket, head);
