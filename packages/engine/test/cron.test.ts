@@ -227,10 +227,10 @@ describe('cron trigger: expressions', () => {
       'engine::registered-triggers::list',
       { trigger_type: 'cron' },
     );
-    const refused = listed.registered_triggers.filter((t) => /five-fields|bad-|no-expr|num-expr/.test(t.id));
-    expect(refused).toHaveLength(6);
-    expect(refused.every((t) => t.status === 'error' && (t.error ?? '').length > 0)).toBe(true);
-    expect(refused.find((t) => t.id === 'five-fields')?.error).toContain('expected 6 or 7 fields');
+    const errored = listed.registered_triggers.filter((t) => /five-fields|bad-|no-expr|num-expr/.test(t.id));
+    expect(errored).toHaveLength(6);
+    expect(errored.every((t) => t.status === 'error' && (t.error ?? '').length > 0)).toBe(true);
+    expect(errored.find((t) => t.id === 'five-fields')?.error).toContain('expected 6 or 7 fields');
   });
 
   it('next_runs refuses bad input with clear codes', async () => {
