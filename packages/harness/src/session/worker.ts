@@ -1,0 +1,54 @@
+import { pathToFileURL } from 'node:url';
+import type { EngClient } from '@eng/sdk';
+import { EventTypes } from '../shared/event-types.ts';
+import { StateKv } from '../shared/kv.ts';
+import { runWorker, type WorkerRole } from '../shared/worker.ts';
+import { registerAttachments } from './attachments.ts';
+import type { SessionContext } from './context.ts';
+import { defineSessionEvents } from './events.ts';
+import { registerLifecycle } from './lifecycle.ts';
+import { registerTranscriptReads } from './reading.ts';
+import { bindSessionSettings } from './settings.ts';
+import { SessionStore } from './store.ts';
+import { registerTranscriptWrites } from './transcript.ts';
+
+/** The session store (`session-manager`): transcripts, forks, drafts and attachments over state::*. */
+export const sessionRole: WorkerRole = {
+  name: 'session-manager',
+  description: 'chat session store: session::* functions and six trigger types, durable in the engine state store',
+  async start(client: EngClient, log) {
+    const kv = new StateKv(client, { timeoutMs: 30_000 });
+    const store = new SessionStore(kv);
+    const sessions = await untilStateAnswers(() => store.init(), log);
+    const settings = await bindSessionSettings(client, log);
+    const events = new EventTypes(client);
+    const ctx: SessionContext = { client, store, events, settings: settings.current, now: Date.now };
+    defineSessionEvents(events);
+    registerLifecycle(ctx);
+    registerTranscriptWrites(ctx);
+    registerTranscriptReads(ctx);
+    registerAttachments(ctx);
+    return {
+      summary: `session::* functions and 6 trigger types; ${sessions} stored session${sessions === 1 ? '' : 's'}`,
+      stop: () => kv.flush(),
+    };
+  },
+};
+
+/** The store is useless without the engine's state module: wait for it, saying what is missing. */
+async function untilStateAnswers<T>(run: () => Promise<T>, log: (line: string) => void): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt === 0) log(`state::* does not answer (${(err as Error).message}); the engine needs the eng-state module. Retrying…`);
+      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  }
+}
+
+export function main(): Promise<void> {
+  return runWorker(sessionRole);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();
