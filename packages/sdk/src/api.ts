@@ -6,7 +6,7 @@ export { type ChannelRef, EngError, type ErrorBody, ErrorCode, isChannelRef } fr
 export { CHANNEL_CLOSED, CHANNEL_FRAME_BYTES, type Channel, ChannelReader, ChannelWriter } from './channels.ts';
 export { EngClient } from './client.ts';
 export type { WebSocketConstructor } from './socket.ts';
-export { formatTraceparent, newTraceparent, parseTraceparent } from './tracing.ts';
+export { formatTraceparent, newTraceparent, parseTraceparent, type WorkerSpan } from './tracing.ts';
 export type * from './types.ts';
 export { SDK_VERSION } from './version.ts';
 

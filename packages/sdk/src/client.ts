@@ -17,7 +17,7 @@ import { randomId } from './ids.ts';
 import { Inbound } from './inbound.ts';
 import { consoleLogger, guardLogger, printableUrl } from './logger.ts';
 import type { SocketFactory } from './socket.ts';
-import { type LogLevel, newTraceparent, SdkTracer } from './tracing.ts';
+import { type LogLevel, newTraceparent, noopSpan, parseTraceparent, SdkTracer, type WorkerSpan } from './tracing.ts';
 import type {
   CallOptions,
   ClientEventName,
@@ -307,6 +307,24 @@ export class EngClient {
       return Promise.resolve(undefined as T);
     }
     return this.calls.request<T>(invocationId, text, request.timeoutMs ?? this.invocationTimeoutMs);
+  }
+
+  /**
+   * A span of the worker's own (a chat turn, a generation step) under `parent` (a traceparent), else
+   * under the current span, else in a new trace. Its calls carry it once run through `withSpan`.
+   * With tracing off it is a span that records nothing.
+   */
+  startSpan(name: string, options: { parent?: string; kind?: 'internal' | 'server' | 'client' } = {}): WorkerSpan {
+    const parent = options.parent ?? this.runtime.contextStore.current()?.traceparent;
+    return this.tracer ? this.tracer.startSpan(name, parent, options.kind) : noopSpan(parent);
+  }
+
+  /** Run `fn` with `span` as the current context: calls and logs made inside belong to it. */
+  withSpan<T>(span: WorkerSpan, fn: () => T): T {
+    const ctx = parseTraceparent(span.traceparent);
+    if (!ctx) return fn();
+    const baggage = this.runtime.contextStore.current()?.baggage;
+    return this.runtime.contextStore.run({ traceparent: span.traceparent, baggage, traceId: ctx.traceId, spanId: ctx.spanId }, fn);
   }
 
   /** Shorthand for a synchronous `trigger`. */

@@ -75,7 +75,26 @@ export interface SpanEndOptions {
   error?: unknown;
 }
 
-export class LiveSpan {
+/** What a worker holds of a span it opened itself (`client.startSpan`). */
+export interface WorkerSpan {
+  readonly traceparent: string;
+  setAttribute(key: string, value: AttrValue): WorkerSpan;
+  addEvent(name: string, attributes?: Record<string, AttrValue>): WorkerSpan;
+  end(options?: SpanEndOptions): void;
+}
+
+/** The span of a worker with tracing off: it keeps the caller's trace context and records nothing. */
+export function noopSpan(parent: string | undefined): WorkerSpan {
+  const span: WorkerSpan = {
+    traceparent: parent ?? newTraceparent(),
+    setAttribute: () => span,
+    addEvent: () => span,
+    end: () => {},
+  };
+  return span;
+}
+
+export class LiveSpan implements WorkerSpan {
   readonly context: SpanContext;
   private readonly startNanos = nowNanos();
   private readonly attributes: OtlpAttribute[] = [];

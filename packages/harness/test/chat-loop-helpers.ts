@@ -1,0 +1,140 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { connect, type EngClient } from '@eng/sdk';
+import { type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
+
+// Helpers for the router / provider / context / harness tests: a real engine, the chat workers as
+// real processes (the same entry points the launcher runs), and a test client on the bus.
+
+const SRC = join(REPO_ROOT, 'packages/harness/src');
+
+export const WORKERS = {
+  router: join(SRC, 'router/worker.ts'),
+  'provider-openai': join(SRC, 'providers/openai/worker.ts'),
+  'provider-anthropic': join(SRC, 'providers/anthropic/worker.ts'),
+  context: join(SRC, 'context/worker.ts'),
+  harness: join(SRC, 'harness/worker.ts'),
+} as const;
+export type Role = keyof typeof WORKERS;
+
+/** Engine modules the chat stack needs: state (turn records), observability (traces). */
+export function chatEngineYaml(options: { stateFile?: string; extra?: string } = {}): string {
+  const store = options.stateFile
+    ? `adapter: { name: kv, config: { store_method: file_based, file_path: ${options.stateFile} } }`
+    : 'adapter: { name: kv, config: { store_method: in_memory } }';
+  return [
+    '  - name: eng-state',
+    '    config:',
+    `      ${store}`,
+    '  - name: eng-observability',
+    '    config:',
+    '      logs_console_output: false',
+    options.extra ?? '',
+  ].join('\n');
+}
+
+export function startChatEngine(options: { stateFile?: string; extra?: string; dataDir?: string } = {}): Promise<EngineProcess> {
+  return startEngine({ workersYaml: chatEngineYaml(options), dataDir: options.dataDir });
+}
+
+export interface WorkerProcess {
+  role: Role;
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+/** Every variable that could hand a worker a real credential is cleared unless the test sets it. */
+const CLEAN_ENV = {
+  OPENAI_API_KEY: '',
+  OPENAI_BASE_URL: '',
+  ANTHROPIC_API_KEY: '',
+  ANTHROPIC_BASE_URL: '',
+};
+
+export function startWorker(engine: EngineProcess, role: Role, env: Record<string, string> = {}): WorkerProcess {
+  let output = '';
+  const child = spawn(process.execPath, [...NODE_TS, WORKERS[role]], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...CLEAN_ENV, ENG_URL: engine.busUrl, ENG_WORKER_NAME: role, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  return {
+    role,
+    child,
+    output: () => output,
+    async stop() {
+      if (!alive()) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill() {
+      if (!alive()) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export async function testClient(engine: EngineProcess, name = 'chat-test'): Promise<EngClient> {
+  const client = connect(engine.busUrl, { name, invocationTimeoutMs: 20_000 });
+  await client.ready({ timeoutMs: 10_000 });
+  return client;
+}
+
+/** Wait until every function id is registered on the engine. */
+export async function waitForFunctions(client: EngClient, ids: string[], timeoutMs = 20_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const listed = await client.call<{ functions: Array<{ function_id: string }> }>('engine::functions::list', {
+        include_internal: true,
+      });
+      const have = new Set(listed.functions.map((f) => f.function_id));
+      return ids.every((id) => have.has(id));
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+/** Record every payload a trigger type delivers, through a function of the test client. */
+export function collect<T = any>(client: EngClient, triggerType: string, config: unknown = {}): { events: T[]; stop(): void } {
+  const events: T[] = [];
+  const functionId = `test::collect::${triggerType}::${Math.random().toString(36).slice(2)}`;
+  const fn = client.registerFunction(functionId, async (payload) => {
+    events.push(payload as T);
+    return {};
+  });
+  const trigger = client.registerTrigger({ type: triggerType, function_id: functionId, config });
+  return {
+    events,
+    stop() {
+      trigger.unregister();
+      fn.unregister();
+    },
+  };
+}
+
+export { waitFor };
+
+/** The error a call fails with; a call that succeeds fails the test. */
+export async function failure(call: Promise<unknown>): Promise<{ code: string; message: string }> {
+  let result: unknown;
+  try {
+    result = await call;
+  } catch (err) {
+    return err as { code: string; message: string };
+  }
+  throw new Error(`expected the call to fail, it returned ${JSON.stringify(result)}`);
+}
