@@ -138,3 +138,26 @@ export async function failure(call: Promise<unknown>): Promise<{ code: string; m
   }
   throw new Error(`expected the call to fail, it returned ${JSON.stringify(result)}`);
 }
+
+/** `router::chat` through a channel the test reads: every frame the provider wrote, and the result. */
+export async function chatThroughChannel(
+  client: EngClient,
+  payload: Record<string, unknown>,
+  options: { onFrame?: (frame: any) => void } = {},
+): Promise<{ frames: any[]; result: any }> {
+  const channel = await client.createChannel(1024);
+  const frames: any[] = [];
+  const reading = (async () => {
+    for await (const frame of channel.reader) {
+      if (typeof frame !== 'string') continue;
+      const parsed = JSON.parse(frame);
+      frames.push(parsed);
+      options.onFrame?.(parsed);
+    }
+  })();
+  const result = await client.call('router::chat', { ...payload, writer_ref: channel.writerRef }, { timeoutMs: 60_000 });
+  // the writer closes after its last frame; a provider that never wrote leaves nothing to wait for
+  await Promise.race([reading.catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);
+  channel.reader.close();
+  return { frames, result };
+}
