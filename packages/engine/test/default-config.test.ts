@@ -80,6 +80,7 @@ describe('eng start without a configuration file', () => {
       'eng-pubsub',
       'eng-cron',
       'eng-state',
+      'eng-configuration',
       'eng-stream',
       'eng-queue',
       'eng-supervisor',
@@ -112,7 +113,9 @@ describe('eng start without a configuration file', () => {
     const { functions } = await client.call<{ functions: Array<{ function_id: string }> }>('engine::functions::list', {
       include_internal: true,
     });
-    expect(functions.map((f) => f.function_id)).toEqual(expect.arrayContaining(['engine::supervisor::list', 'state::set']));
+    expect(functions.map((f) => f.function_id)).toEqual(
+      expect.arrayContaining(['engine::supervisor::list', 'state::set', 'configuration::set']),
+    );
 
     // HTTP answers on 3111 (a 404 in the 0.22.1 shape: no routes yet), the streams socket on 3112
     const res = await fetch(`http://127.0.0.1:${DEFAULT_PORTS.http}/nothing-here`);

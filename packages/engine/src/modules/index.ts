@@ -1,6 +1,7 @@
 import { workerManagerModule } from '../bus/server.ts';
 import type { EngineModule } from '../core/module.ts';
 import { supervisorModule } from '../supervisor/module.ts';
+import { configurationModule } from './configuration/index.ts';
 import { cronModule } from './cron/index.ts';
 import { httpModule } from './http/index.ts';
 import { introspectionModule } from './introspection/index.ts';
@@ -22,6 +23,8 @@ export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => Engine
   { name: 'eng-pubsub', create: pubsubModule, defaultOn: true },
   { name: 'eng-cron', create: cronModule, defaultOn: true },
   { name: 'eng-state', create: stateModule, defaultOn: true },
+  // after eng-state: its entries live in the state module's store
+  { name: 'eng-configuration', create: configurationModule, defaultOn: true },
   { name: 'eng-stream', create: streamModule, defaultOn: true },
   { name: 'eng-queue', create: queueModule, defaultOn: true },
   { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },

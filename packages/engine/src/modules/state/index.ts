@@ -32,6 +32,8 @@ export type StateConfig = z.infer<typeof StateConfig>;
 
 /** Other modules (the console's helpers, tests) find the state store under this service name. */
 export const STATE_STORE_SERVICE = 'store.state';
+/** The state module's `adapter:` (the configuration module keeps its entries in the same store). */
+export const STATE_ADAPTER_SERVICE = 'store.state.adapter';
 
 const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
 
@@ -48,6 +50,7 @@ export function stateModule(): EngineModule<StateConfig> {
       store = opened.store;
       ctx.log.info(`state store: ${opened.description}`);
       ctx.services.set(STATE_STORE_SERVICE, store);
+      ctx.services.set(STATE_ADAPTER_SERVICE, ctx.config.adapter);
 
       const triggers = new StateTriggers(ctx as ModuleContext<unknown>, ctx.config.triggers_enabled);
       if (opened.redis) {
