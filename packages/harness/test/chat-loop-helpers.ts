@@ -14,6 +14,8 @@ export const WORKERS = {
   'provider-anthropic': join(SRC, 'providers/anthropic/worker.ts'),
   context: join(SRC, 'context/worker.ts'),
   harness: join(SRC, 'harness/worker.ts'),
+  session: join(SRC, 'session/worker.ts'),
+  approval: join(SRC, 'approval/worker.ts'),
 } as const;
 export type Role = keyof typeof WORKERS;
 
@@ -29,6 +31,7 @@ export function chatEngineYaml(options: { stateFile?: string; extra?: string } =
     '  - name: eng-observability',
     '    config:',
     '      logs_console_output: false',
+    '  - name: eng-configuration',
     options.extra ?? '',
   ].join('\n');
 }
@@ -160,4 +163,66 @@ export async function chatThroughChannel(
   await Promise.race([reading.catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);
   channel.reader.close();
   return { frames, result };
+}
+
+export interface ChatStack {
+  engine: EngineProcess;
+  client: EngClient;
+  fake: import('./fakes/openai.ts').FakeOpenAI;
+  workers: Partial<Record<Role, WorkerProcess>>;
+  /** (Re)start one role with the stack's environment. */
+  start(role: Role, env?: Record<string, string>): WorkerProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real engine with every chat worker as its own process; the OpenAI-compatible provider talks to
+ * the fake server through OPENAI_BASE_URL, with OPENAI_API_KEY in the router's environment.
+ */
+export async function startChatStack(
+  options: { roles?: Role[]; key?: string; stateFile?: string; dataDir?: string; env?: Partial<Record<Role, Record<string, string>>> } = {},
+): Promise<ChatStack> {
+  const { FakeOpenAI } = await import('./fakes/openai.ts');
+  const fake = await new FakeOpenAI().start();
+  fake.models = ['gpt-4o', 'gpt-4o-mini', 'local-small'];
+  const engine = await startChatEngine({ stateFile: options.stateFile, dataDir: options.dataDir });
+  const client = await testClient(engine);
+  const key = options.key ?? 'sk-stack-test-key-0123456789';
+  const roles = options.roles ?? ['session', 'router', 'provider-openai', 'context', 'harness'];
+  const baseEnv: Partial<Record<Role, Record<string, string>>> = {
+    router: { OPENAI_API_KEY: key, OPENAI_BASE_URL: fake.baseUrl },
+  };
+  const workers: Partial<Record<Role, WorkerProcess>> = {};
+  const start = (role: Role, env: Record<string, string> = {}) => {
+    const worker = startWorker(engine, role, { ...baseEnv[role], ...options.env?.[role], ...env });
+    workers[role] = worker;
+    return worker;
+  };
+  for (const role of roles) start(role);
+  const required = ['session::append', 'router::chat', 'harness::send'].filter((id) =>
+    roles.includes(id.startsWith('session') ? 'session' : id.startsWith('router') ? 'router' : 'harness'),
+  );
+  await waitForFunctions(client, required, 30_000);
+  if (roles.includes('provider-openai')) {
+    await waitFor(async () => (await client.call<{ models: unknown[] }>('router::models::list', {})).models.length > 0, 30_000, 100);
+  }
+  return {
+    engine,
+    client,
+    fake,
+    workers,
+    start,
+    async stop() {
+      await Promise.all(Object.values(workers).map((w) => w?.stop()));
+      await client.close();
+      await engine.stop();
+      await fake.stop();
+    },
+  };
+}
+
+/** Every entry of a session's active path (messages and custom entries), oldest first. */
+export async function transcript(client: EngClient, sessionId: string): Promise<any[]> {
+  const page = await client.call<{ messages: any[] }>('session::messages', { session_id: sessionId, limit: 500, include_custom: true });
+  return page.messages;
 }

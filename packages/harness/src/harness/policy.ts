@@ -1,0 +1,58 @@
+import type { ToolSpec } from '../router/types.ts';
+import { AGENT_TOOL } from './transcript.ts';
+
+// spec: console-worker §2.3/§2.7 — which engine functions a model may call. The approval gate and
+// the configuration functions are never callable by a model whatever the request says, nor the
+// router's spending surface or a provider directly.
+
+export const ALWAYS_DENIED = [
+  'approval::*',
+  'configuration::*',
+  'router::chat',
+  'router::complete',
+  'router::abort',
+  'provider::*',
+  'harness::function::*',
+];
+
+function globToRegExp(glob: string): RegExp {
+  const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
+  return new RegExp(`^${escaped}$`);
+}
+
+export class FunctionPolicy {
+  private readonly allow: RegExp[];
+  private readonly deny: RegExp[];
+
+  constructor(options: { allow?: string[]; deny?: string[] } = {}) {
+    const deny = [...ALWAYS_DENIED, ...(options.deny ?? [])];
+    const allow = options.allow?.length ? options.allow : ['*'];
+    // `!glob` in allow is a deny, as the approval-gate rules write it
+    this.allow = allow.filter((g) => !g.startsWith('!')).map(globToRegExp);
+    this.deny = [...deny, ...allow.filter((g) => g.startsWith('!')).map((g) => g.slice(1))].map(globToRegExp);
+  }
+
+  /** Why the function may not be called, or undefined when it may. */
+  refusal(functionId: string): string | undefined {
+    if (this.deny.some((re) => re.test(functionId))) return `${functionId} is not callable from a chat (denied by policy)`;
+    if (!this.allow.some((re) => re.test(functionId))) return `${functionId} is not in the functions this chat may call`;
+    return undefined;
+  }
+}
+
+/** The one tool the model gets: call an engine function by id with a JSON payload. */
+export function agentTriggerTool(catalogue: string): ToolSpec {
+  return {
+    name: AGENT_TOOL,
+    description: `Call a function registered on the eng engine and get its result. ${catalogue}`.trim(),
+    parameters: {
+      type: 'object',
+      properties: {
+        function: { type: 'string', description: 'The function id, e.g. "orders::list"' },
+        payload: { type: 'object', description: 'The JSON input of the function', additionalProperties: true },
+        description: { type: 'string', description: 'One short line saying why you call it (shown to the user)' },
+      },
+      required: ['function'],
+    },
+  };
+}

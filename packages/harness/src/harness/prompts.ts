@@ -1,0 +1,62 @@
+import type { EngClient } from '@eng/sdk';
+import type { FunctionPolicy } from './policy.ts';
+import type { SendOptions } from './types.ts';
+
+// spec: console-worker §2.3 — the system prompt: the router's override for the provider, else the
+// embedded default; `mode` prepends a paragraph; `system_prompt` enriches or overrides it.
+
+const DEFAULT_PROMPT = [
+  'You are the assistant of an eng engine: a function-and-trigger engine whose workers register functions.',
+  'Answer clearly and concisely in Markdown.',
+].join(' ');
+
+const MODES: Record<string, string> = {
+  ask: 'Mode: ask. Answer from what you know and what the conversation holds. You cannot call functions in this mode.',
+  plan: 'Mode: plan. Investigate with read-only function calls where useful, then propose a step-by-step plan. Do not make changes.',
+  agent: 'Mode: agent. Carry out the request: call engine functions with the agent_trigger tool when that helps, then report what you did.',
+};
+
+const CATALOGUE_TTL_MS = 10_000;
+const CATALOGUE_MAX = 80;
+
+let catalogue: { at: number; functions: Array<{ function_id: string; description?: string | null }> } | undefined;
+
+/** Registered functions (not internal ones), cached for a few seconds. */
+async function functionList(client: EngClient): Promise<Array<{ function_id: string; description?: string | null }>> {
+  if (catalogue && Date.now() - catalogue.at < CATALOGUE_TTL_MS) return catalogue.functions;
+  try {
+    const listed = await client.call<{ functions: Array<{ function_id: string; description?: string | null }> }>(
+      'engine::functions::list',
+      {},
+      { timeoutMs: 5000 },
+    );
+    catalogue = { at: Date.now(), functions: listed.functions };
+  } catch {
+    catalogue = { at: Date.now(), functions: [] };
+  }
+  return catalogue.functions;
+}
+
+export async function functionCatalogue(client: EngClient, policy: FunctionPolicy): Promise<string> {
+  const callable = (await functionList(client)).filter((f) => !policy.refusal(f.function_id));
+  if (callable.length === 0) return '';
+  const lines = callable.slice(0, CATALOGUE_MAX).map((f) => `- ${f.function_id}${f.description ? `: ${f.description.slice(0, 160)}` : ''}`);
+  const more = callable.length > CATALOGUE_MAX ? `\n(and ${callable.length - CATALOGUE_MAX} more; engine::functions::list lists them)` : '';
+  return `Functions you can call:\n${lines.join('\n')}${more}`;
+}
+
+export async function systemPrompt(client: EngClient, provider: string, options: SendOptions, catalogueText: string): Promise<string> {
+  let base = DEFAULT_PROMPT;
+  try {
+    const override = await client.call<string | null>('router::system_prompt::get', { provider }, { timeoutMs: 3000 });
+    if (typeof override === 'string' && override.trim()) base = override;
+  } catch {
+    // the router answers chat calls; a missing override is no reason to fail a turn
+  }
+  if (options.system_prompt && options.system_prompt_strategy === 'override') base = options.system_prompt;
+  else if (options.system_prompt) base = `${base}\n\n${options.system_prompt}`;
+  const mode = MODES[options.mode ?? 'agent'] ?? MODES.agent;
+  const parts = [mode, base];
+  if ((options.mode ?? 'agent') !== 'ask' && catalogueText) parts.push(catalogueText);
+  return parts.join('\n\n');
+}

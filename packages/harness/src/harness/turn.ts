@@ -1,0 +1,401 @@
+import type { EngClient, WorkerSpan } from '@eng/sdk';
+import type { ContentBlock, Model } from '../router/types.ts';
+import type { EventTypes } from '../shared/event-types.ts';
+import { appendResult, type CallScope, deniedResult, execute, resultMessage, screen } from './calls.ts';
+import { compactSession, wouldOverflow } from './compaction.ts';
+import { HarnessEvent, type TurnCompletedEvent } from './events.ts';
+import { type FunctionCall, Generation, type GenerationOutcome } from './generation.ts';
+import { agentTriggerTool, FunctionPolicy } from './policy.ts';
+import { functionCatalogue, systemPrompt } from './prompts.ts';
+import type { TurnStore } from './store.ts';
+import { contextOf, readTranscript, toChatMessages } from './transcript.ts';
+import type { PendingCall, QueuedMessage, TurnRecord } from './types.ts';
+
+// spec: console-worker §2.3 — the durable turn loop: generate, run the model's function calls
+// (through the policy and the approval gate), repeat until the model answers without calls.
+// Every transition is written to the turn record first, so a restarted harness knows where it was.
+
+export interface TurnDeps {
+  client: EngClient;
+  store: TurnStore;
+  events: EventTypes;
+  onFinished(turn: Turn): void;
+}
+
+type Final = Omit<TurnCompletedEvent, 'session_id' | 'turn_id' | 'timestamp' | 'terminal'>;
+
+export class Turn {
+  private readonly policy: FunctionPolicy;
+  private readonly span: WorkerSpan;
+  private generation?: Generation;
+  private aborted = false;
+  /** A generation is streaming: new messages wait in the queue. */
+  private streaming = false;
+  /** The loop decided to finish: a new message starts a new turn. */
+  private finishing = false;
+  /** Messages appended while the turn ran between steps: one more step answers them. */
+  private mergedSinceStep = false;
+  private wake?: () => void;
+  private model?: Model;
+  /** Set when the harness itself stops the turn (shutdown): it fails instead of being cancelled. */
+  private interruptedBy?: string;
+  private settled!: (record: TurnRecord) => void;
+  readonly done = new Promise<TurnRecord>((resolve) => {
+    this.settled = resolve;
+  });
+
+  constructor(
+    private readonly deps: TurnDeps,
+    readonly record: TurnRecord,
+    parentTraceparent?: string,
+  ) {
+    this.policy = new FunctionPolicy(record.options.functions ?? {});
+    this.span = deps.client.startSpan('harness turn', { parent: record.traceparent ?? parentTraceparent });
+    this.span.setAttribute('eng.session.id', record.session_id).setAttribute('eng.turn.id', record.turn_id);
+    this.span
+      .setAttribute('eng.message.id', record.user_entry_id)
+      .setAttribute('gen_ai.request.model', `${record.provider}::${record.model}`);
+    record.traceparent ??= this.span.traceparent;
+  }
+
+  get sessionId(): string {
+    return this.record.session_id;
+  }
+
+  get turnId(): string {
+    return this.record.turn_id;
+  }
+
+  /** Whether a message sent now can go straight into the transcript (the next step sees it). */
+  get acceptsMerge(): boolean {
+    return !this.finishing && !this.streaming && !this.aborted && this.record.pending_function_calls.length === 0;
+  }
+
+  get open(): boolean {
+    return !this.finishing;
+  }
+
+  /** Start the loop (a resumed turn picks up its held calls first). */
+  start(resumed = false): void {
+    void this.run(resumed);
+  }
+
+  merged(): void {
+    this.mergedSinceStep = true;
+  }
+
+  async enqueue(queued: QueuedMessage): Promise<void> {
+    this.record.queued.push(queued);
+    await this.deps.store.save(this.record);
+    this.deps.events.emit(HarnessEvent.MessageQueued, {
+      session_id: this.sessionId,
+      turn_id: this.turnId,
+      entry_id: queued.entry_id,
+      timestamp: Date.now(),
+    });
+  }
+
+  async unqueue(entryId: string): Promise<boolean> {
+    const before = this.record.queued.length;
+    this.record.queued = this.record.queued.filter((q) => q.entry_id !== entryId);
+    if (this.record.queued.length === before) return false;
+    await this.deps.store.save(this.record);
+    return true;
+  }
+
+  async editQueued(entryId: string, content: ContentBlock[]): Promise<boolean> {
+    const queued = this.record.queued.find((q) => q.entry_id === entryId);
+    if (!queued) return false;
+    queued.message = { ...queued.message, content };
+    await this.deps.store.save(this.record);
+    return true;
+  }
+
+  abort(): boolean {
+    if (this.finishing || this.aborted) return false;
+    this.aborted = true;
+    this.generation?.abort();
+    this.wake?.();
+    return true;
+  }
+
+  /** The harness is shutting down: end the turn as failed (not cancelled: nobody asked to stop). */
+  interrupt(reason: string): Promise<TurnRecord> {
+    this.interruptedBy = reason;
+    this.abort();
+    return this.done;
+  }
+
+  /** `harness::function::resolve`: run (allow) or answer (deny) a held call. */
+  resolveCall(callId: string, action: 'execute' | 'deliver', delivered?: { content: unknown; is_error?: boolean; details?: unknown }) {
+    const pending = this.record.pending_function_calls.find((c) => c.function_call_id === callId && c.state === 'held');
+    if (!pending || this.aborted) return { resolved: false };
+    pending.state = 'running';
+    const resumes = this.record.pending_function_calls.every((c) => c === pending || c.state !== 'held');
+    void this.complete(pending, action, delivered);
+    return { resolved: true, turn_resumed: resumes };
+  }
+
+  private async complete(
+    pending: PendingCall,
+    action: 'execute' | 'deliver',
+    delivered?: { content: unknown; is_error?: boolean; details?: unknown },
+  ) {
+    const call = { id: pending.function_call_id, function_id: pending.function_id, arguments: pending.arguments };
+    try {
+      await this.deps.store.save(this.record);
+      const message =
+        action === 'execute'
+          ? await execute(this.scope(pending.step), call)
+          : resultMessage(call, deliveredText(delivered?.content), delivered?.is_error ?? true, delivered?.details);
+      await appendResult({ ...this.scope(pending.step) }, message);
+    } catch (err) {
+      await appendResult(this.scope(pending.step), resultMessage(call, `Error: ${(err as Error).message}`, true)).catch(() => undefined);
+    }
+    this.record.pending_function_calls = this.record.pending_function_calls.filter((c) => c !== pending);
+    await this.deps.store.save(this.record).catch(() => undefined);
+    if (this.record.pending_function_calls.length === 0) this.wake?.();
+  }
+
+  private scope(step = this.record.step): CallScope & { step: number } {
+    return {
+      client: this.deps.client,
+      sessionId: this.sessionId,
+      turnId: this.turnId,
+      step,
+      metadata: this.record.options.metadata,
+      span: this.span,
+    };
+  }
+
+  private async run(resumed: boolean): Promise<void> {
+    let final: Final = { status: 'completed' };
+    try {
+      if (!resumed) {
+        await this.setSessionStatus('working');
+        this.deps.events.emit(HarnessEvent.TurnStarted, { session_id: this.sessionId, turn_id: this.turnId, timestamp: Date.now() });
+      }
+      if (this.record.pending_function_calls.length) await this.awaitCalls();
+      let answer = '';
+      for (;;) {
+        if (this.aborted) {
+          final = { status: 'cancelled', reason: 'stopped' };
+          break;
+        }
+        await this.drainQueue();
+        if (this.record.step >= this.record.max_turns) {
+          final = { status: 'completed', result: answer, reason: `max_turns (${this.record.max_turns}) reached` };
+          break;
+        }
+        const outcome = await this.step();
+        if (this.aborted || outcome.stop_reason === 'aborted') {
+          final = { status: 'cancelled', reason: 'stopped' };
+          break;
+        }
+        if (outcome.stop_reason === 'error') {
+          final = { status: 'failed', result_error: outcome.error_message ?? 'the generation failed', reason: outcome.error_kind };
+          break;
+        }
+        answer = textOf(outcome);
+        if (outcome.calls.length === 0) {
+          if (this.record.queued.length || this.mergedSinceStep) continue;
+          final = { status: 'completed', result: answer };
+          break;
+        }
+        await this.handleCalls(outcome.calls);
+        await this.awaitCalls();
+      }
+    } catch (err) {
+      final = { status: 'failed', result_error: (err as Error).message ?? String(err) };
+    }
+    if (this.interruptedBy) final = { status: 'failed', result_error: this.interruptedBy, reason: 'interrupted' };
+    await this.finish(final);
+  }
+
+  /** One generation: context (compacted when it would overflow), then the streamed answer. */
+  private async step(): Promise<GenerationOutcome> {
+    const r = this.record;
+    r.step++;
+    r.status = 'running';
+    r.assistant_entry_id = `e_${r.turn_id}_${r.step}`;
+    this.mergedSinceStep = false;
+    const mode = r.options.mode ?? 'agent';
+    const [transcript, model, catalogue] = await Promise.all([
+      readTranscript(this.deps.client, this.sessionId),
+      this.modelInfo(),
+      mode === 'ask' ? Promise.resolve('') : functionCatalogue(this.deps.client, this.policy),
+      this.deps.store.save(r),
+    ]);
+    const system = await systemPrompt(this.deps.client, r.provider, r.options, catalogue);
+    let context = contextOf(transcript);
+    if (model && wouldOverflow(model, context, system)) {
+      const compacted = await compactSession(
+        this.deps.client,
+        { sessionId: this.sessionId, turnId: this.turnId, model, span: this.span },
+        context,
+      );
+      if (compacted.compacted) context = compacted.context;
+    }
+    const span = this.deps.client.startSpan('generation', { parent: this.span.traceparent });
+    span.setAttribute('eng.session.id', this.sessionId).setAttribute('eng.turn.id', this.turnId).setAttribute('eng.step', r.step);
+    span.setAttribute('gen_ai.request.model', r.model).setAttribute('gen_ai.system', r.provider);
+    const generation = new Generation(
+      this.deps.client,
+      {
+        sessionId: this.sessionId,
+        turnId: this.turnId,
+        step: r.step,
+        entryId: r.assistant_entry_id,
+        model: r.model,
+        provider: r.provider,
+        messages: toChatMessages(context),
+        system,
+        tools: mode === 'ask' ? undefined : [agentTriggerTool('')],
+        thinking_level: r.options.thinking_level,
+        provider_options: r.options.provider_options,
+      },
+      span,
+    );
+    this.generation = generation;
+    this.streaming = true;
+    try {
+      if (this.aborted) generation.abort();
+      const outcome = await this.deps.client.withSpan(span, () => generation.run());
+      span.end(outcome.stop_reason === 'error' ? { error: new Error(outcome.error_message ?? 'generation failed') } : {});
+      return outcome;
+    } catch (err) {
+      span.end({ error: err });
+      throw err;
+    } finally {
+      this.streaming = false;
+      this.generation = undefined;
+      r.assistant_entry_id = undefined;
+    }
+  }
+
+  private async modelInfo(): Promise<Model | undefined> {
+    if (this.model) return this.model;
+    try {
+      const found = await this.deps.client.call<Model | null>(
+        'router::models::get',
+        { model: this.record.model, provider: this.record.provider },
+        { timeoutMs: 5000 },
+      );
+      this.model = found ?? undefined;
+    } catch {
+      this.model = undefined;
+    }
+    return this.model;
+  }
+
+  /** Each call in order: denied ones get their reason, allowed ones run, held ones wait for a human. */
+  private async handleCalls(calls: FunctionCall[]): Promise<void> {
+    const scope = this.scope();
+    for (const call of calls) {
+      if (this.aborted) {
+        await appendResult(scope, deniedResult(call, 'the turn was stopped before this call ran'));
+        continue;
+      }
+      const decision = await screen(scope, call, this.policy);
+      if (decision.decision === 'deny') await appendResult(scope, deniedResult(call, decision.reason));
+      else if (decision.decision === 'continue') await appendResult(scope, await execute(scope, call));
+      else
+        this.record.pending_function_calls.push({
+          function_call_id: call.id,
+          function_id: call.function_id,
+          arguments: call.arguments,
+          step: scope.step,
+          state: 'held',
+        });
+    }
+  }
+
+  /** Wait until every held call is resolved (or the turn is stopped: they end as denied). */
+  private async awaitCalls(): Promise<void> {
+    if (this.record.pending_function_calls.length === 0) return;
+    this.record.status = 'awaiting_functions';
+    await this.deps.store.save(this.record);
+    while (this.record.pending_function_calls.length > 0 && !this.aborted) {
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+    if (this.aborted) {
+      for (const pending of this.record.pending_function_calls.filter((c) => c.state === 'held')) {
+        const call = { id: pending.function_call_id, function_id: pending.function_id };
+        await appendResult(this.scope(pending.step), deniedResult(call, 'the turn was stopped while this call waited for approval')).catch(
+          () => undefined,
+        );
+      }
+      this.record.pending_function_calls = [];
+    }
+    this.record.status = 'running';
+  }
+
+  /** Queued messages join the transcript (in order) before the next step. */
+  private async drainQueue(): Promise<void> {
+    while (this.record.queued.length) {
+      const queued = this.record.queued[0] as QueuedMessage;
+      await this.deps.client.call(
+        'session::append',
+        { session_id: this.sessionId, entry_id: queued.entry_id, origin: { turn_id: this.turnId, queued: true }, message: queued.message },
+        { timeoutMs: 15_000 },
+      );
+      this.record.queued.shift();
+      this.mergedSinceStep = true;
+    }
+  }
+
+  private async finish(final: Final): Promise<void> {
+    this.finishing = true;
+    const r = this.record;
+    // nothing the user sent is dropped: queued messages join the transcript even when the turn stops
+    await this.drainQueue().catch(() => undefined);
+    r.status = final.status;
+    r.result = final.result;
+    r.result_error = final.result_error;
+    r.reason = final.reason;
+    r.pending_function_calls = [];
+    await this.deps.store.save(r).catch(() => undefined);
+    await this.setSessionStatus(final.status === 'failed' ? 'error' : 'idle', final.status === 'failed' ? final.result_error : undefined);
+    const event: TurnCompletedEvent = { session_id: this.sessionId, turn_id: this.turnId, ...final, timestamp: Date.now(), terminal: true };
+    this.deps.events.emit(HarnessEvent.TurnCompleted, stripUndefined(event));
+    this.span.setAttribute('eng.turn.status', final.status).setAttribute('eng.turn.steps', r.step);
+    this.span.end(final.status === 'failed' ? { error: new Error(final.result_error ?? 'turn failed') } : {});
+    this.deps.onFinished(this);
+    this.settled(r);
+  }
+
+  private async setSessionStatus(status: 'working' | 'idle' | 'error', reason?: string): Promise<void> {
+    await this.deps.client
+      .call(
+        'session::set-status',
+        { session_id: this.sessionId, status, ...(reason ? { reason: reason.slice(0, 500) } : {}) },
+        { timeoutMs: 15_000 },
+      )
+      .catch(() => undefined);
+  }
+}
+
+function textOf(outcome: GenerationOutcome): string {
+  return outcome.content
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('');
+}
+
+function deliveredText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const texts = content
+      .filter((b) => b && typeof b === 'object' && (b as { type?: unknown }).type === 'text')
+      .map((b) => String((b as { text?: unknown }).text ?? ''));
+    if (texts.length) return texts.join('\n');
+  }
+  return content === undefined ? 'Denied.' : JSON.stringify(content);
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
