@@ -2,7 +2,7 @@ import { pathToFileURL } from 'node:url';
 import type { EngClient } from '@eng/sdk';
 import { EventTypes } from '../shared/event-types.ts';
 import { StateKv } from '../shared/kv.ts';
-import { runWorker, type WorkerRole } from '../shared/worker.ts';
+import { runWorker, untilStateAnswers, type WorkerRole } from '../shared/worker.ts';
 import { registerAttachments } from './attachments.ts';
 import type { SessionContext } from './context.ts';
 import { defineSessionEvents } from './events.ts';
@@ -34,18 +34,6 @@ export const sessionRole: WorkerRole = {
     };
   },
 };
-
-/** The store is useless without the engine's state module: wait for it, saying what is missing. */
-async function untilStateAnswers<T>(run: () => Promise<T>, log: (line: string) => void): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      if (attempt === 0) log(`state::* does not answer (${(err as Error).message}); the engine needs the eng-state module. Retrying…`);
-      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
-    }
-  }
-}
 
 export function main(): Promise<void> {
   return runWorker(sessionRole);

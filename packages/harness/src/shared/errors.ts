@@ -16,9 +16,9 @@ export function domainError(domain: string, code: string, message: string): EngE
  * field (`session/invalid_request: session::append: message.content.0.text: …`). A null or absent
  * payload is read as `{}` so the error names the missing field instead of the whole payload.
  */
-export function parseRequest<T>(domain: string, functionId: string, schema: z.ZodType<T>, input: unknown): T {
+export function parseRequest<T>(domain: string, functionId: string, schema: z.ZodType<T>, input: unknown, code = 'invalid_request'): T {
   const parsed = schema.safeParse(input === null || input === undefined ? {} : input);
-  if (!parsed.success) throw domainError(domain, 'invalid_request', `${functionId}: ${describeZodError(parsed.error)}`);
+  if (!parsed.success) throw domainError(domain, code, `${functionId}: ${describeZodError(parsed.error)}`);
   return parsed.data;
 }
 

@@ -7,6 +7,8 @@ export interface HandlerOptions<T> {
   description: string;
   schema: z.ZodType<T>;
   metadata?: Record<string, unknown>;
+  /** Error code (after `<domain>/`) of a malformed call; default `invalid_request`. */
+  invalidCode?: string;
 }
 
 /**
@@ -24,7 +26,7 @@ export function registerHandler<T>(
   client.registerFunction(
     id,
     async (raw: unknown) => {
-      const input = parseRequest(domain, id, options.schema, raw);
+      const input = parseRequest(domain, id, options.schema, raw, options.invalidCode);
       try {
         return await handler(input);
       } catch (err) {

@@ -58,6 +58,18 @@ export async function runWorker(role: WorkerRole): Promise<void> {
   if (!stopping) log(`ready — ${started.summary} on ${printable(url)}`);
 }
 
+/** The chat workers keep their data through state::*: wait for the engine's state module, saying what is missing. */
+export async function untilStateAnswers<T>(run: () => Promise<T>, log: (line: string) => void): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt === 0) log(`state::* does not answer (${(err as Error).message}); the engine needs the eng-state module. Retrying…`);
+      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  }
+}
+
 /** Launched by an engine (`ENG_ENGINE_PID`): leave when that engine died without stopping us (kill -9). */
 function watchEngine(onGone: (pid: number) => void): void {
   const pid = Number(process.env.ENG_ENGINE_PID);
