@@ -180,17 +180,24 @@ export interface ChatStack {
  * the fake server through OPENAI_BASE_URL, with OPENAI_API_KEY in the router's environment.
  */
 export async function startChatStack(
-  options: { roles?: Role[]; key?: string; stateFile?: string; dataDir?: string; env?: Partial<Record<Role, Record<string, string>>> } = {},
+  options: {
+    roles?: Role[];
+    /** The router's OPENAI_API_KEY; null: no credential anywhere (the test provides one). */
+    key?: string | null;
+    stateFile?: string;
+    dataDir?: string;
+    env?: Partial<Record<Role, Record<string, string>>>;
+  } = {},
 ): Promise<ChatStack> {
   const { FakeOpenAI } = await import('./fakes/openai.ts');
   const fake = await new FakeOpenAI().start();
   fake.models = ['gpt-4o', 'gpt-4o-mini', 'local-small'];
   const engine = await startChatEngine({ stateFile: options.stateFile, dataDir: options.dataDir });
   const client = await testClient(engine);
-  const key = options.key ?? 'sk-stack-test-key-0123456789';
+  const key = options.key === undefined ? 'sk-stack-test-key-0123456789' : options.key;
   const roles = options.roles ?? ['session', 'router', 'provider-openai', 'context', 'harness'];
   const baseEnv: Partial<Record<Role, Record<string, string>>> = {
-    router: { OPENAI_API_KEY: key, OPENAI_BASE_URL: fake.baseUrl },
+    router: key === null ? {} : { OPENAI_API_KEY: key, OPENAI_BASE_URL: fake.baseUrl },
   };
   const workers: Partial<Record<Role, WorkerProcess>> = {};
   const start = (role: Role, env: Record<string, string> = {}) => {
@@ -203,7 +210,7 @@ export async function startChatStack(
     roles.includes(id.startsWith('session') ? 'session' : id.startsWith('router') ? 'router' : 'harness'),
   );
   await waitForFunctions(client, required, 30_000);
-  if (roles.includes('provider-openai')) {
+  if (roles.includes('provider-openai') && key !== null) {
     await waitFor(async () => (await client.call<{ models: unknown[] }>('router::models::list', {})).models.length > 0, 30_000, 100);
   }
   return {
