@@ -103,7 +103,8 @@ describe('examples/orders under the shipped config.yaml', () => {
     expect(list.map((b) => [b.trigger_type, b.function_id])).toEqual(EXPECTED_BINDINGS);
     expect(engine.logs()).toMatch(/modules {5}.*eng-http.*eng-cron.*eng-state.*eng-stream.*eng-queue/);
     const { workers } = await call<{ workers: Array<{ name: string; running: boolean }> }>('engine::supervisor::list', {});
-    expect(workers.map((w) => w.name).sort()).toEqual(['console', 'mcp', 'orders']);
+    // the shipped config also runs the chat stack; its roles not in this build yet are not launched
+    expect(workers.map((w) => w.name)).toEqual(expect.arrayContaining(['console', 'mcp', 'orders', 'session-manager', 'approval-gate']));
     expect(workers.find((w) => w.name === 'orders')?.running).toBe(true);
   });
 

@@ -68,7 +68,7 @@ export function registerWorkerCommands(program: Command): void {
           throw new Error(`unknown worker "${name}"; known workers: ${known.join(', ')}; for a worker of your own, pass --command`);
         }
         // a known name whose code is not in this build would be written and then never launch
-        const launch = catalog ? makeResolver(process.cwd())({ name }) : undefined;
+        const launch = catalog ? makeResolver(process.cwd(), { forInstall: true })({ name }) : undefined;
         if (launch && 'reason' in launch && launch.reason) throw new Error(launch.reason);
       } else if (builtin) {
         throw new Error(`"${name}" is a built-in module; add it without --command, or give your worker another name`);
@@ -81,25 +81,35 @@ export function registerWorkerCommands(program: Command): void {
         for (const module of BUILTIN_MODULES.filter((m) => m.defaultOn)) workers.add(doc.createNode({ name: module.name }));
       }
       const canonical = builtin?.name ?? name;
-      if (entryNames(workers).some((n) => n === canonical || findBuiltin(n)?.name === canonical)) {
+      const configured = (n: string) => entryNames(workers).some((e) => e === n || findBuiltin(e)?.name === n);
+      // a worker that brings others (harness: the whole chat stack) adds the missing ones too
+      const group = !options.command && catalog?.installs ? [...catalog.installs, canonical] : [canonical];
+      const missing = group.filter((n) => !configured(n));
+      if (missing.length === 0) {
         if (fresh) {
           writeConfig(file, doc.toString());
           process.stdout.write(`${pc.green('created')} ${file} with the default modules, ${canonical} among them\n`);
         } else process.stdout.write(`${canonical} is already configured in ${file}\n`);
         return;
       }
-      const entry = doc.createNode({
-        name: canonical,
-        ...(options.command ? { command: options.command, ...(args.length ? { args } : {}) } : {}),
-        ...(catalog && !options.command && Object.keys(catalog.defaultConfig).length ? { config: catalog.defaultConfig } : {}),
-      });
-      workers.add(entry);
+      for (const n of missing) {
+        const defaults = n === canonical ? catalog?.defaultConfig : findCatalogEntry(n)?.defaultConfig;
+        const entry = doc.createNode({
+          name: n,
+          ...(options.command ? { command: options.command, ...(args.length ? { args } : {}) } : {}),
+          ...(defaults && !options.command && Object.keys(defaults).length ? { config: defaults } : {}),
+        });
+        workers.add(entry);
+      }
       writeConfig(file, doc.toString());
       if (fresh)
         process.stdout.write(
           `${pc.green('created')} ${file} with the default modules (${BUILTIN_MODULES.filter((m) => m.defaultOn).length}) as a start without a file runs them\n`,
         );
-      process.stdout.write(`${pc.green('added')} ${canonical} to ${file}; it starts with the engine's next start\n`);
+      const others = missing.filter((n) => n !== canonical);
+      process.stdout.write(
+        `${pc.green('added')} ${canonical}${others.length ? ` with ${others.join(', ')}` : ''} to ${file}; ${missing.length > 1 ? 'they start' : 'it starts'} with the engine's next start\n`,
+      );
     });
 
   worker
@@ -112,14 +122,17 @@ export function registerWorkerCommands(program: Command): void {
       if (!existsSync(file)) throw new Error(`no configuration file at ${file}`);
       const { doc, workers } = readDoc(file);
       const canonical = findBuiltin(name)?.name ?? name;
-      const index = entryNames(workers).findIndex((n) => n === canonical || findBuiltin(n)?.name === canonical);
-      if (index < 0) {
+      // removing a worker that brought others (harness) removes them with it
+      const group = new Set([canonical, ...(findCatalogEntry(canonical)?.installs ?? [])]);
+      const names = entryNames(workers);
+      const removed = names.filter((n) => group.has(n) || group.has(findBuiltin(n)?.name ?? ''));
+      if (removed.length === 0) {
         process.stdout.write(`${name} is not configured in ${file}\n`);
         return;
       }
-      workers.items.splice(index, 1);
+      workers.items = workers.items.filter((_, i) => !removed.includes(names[i] as string));
       writeAtomically(file, doc.toString());
-      process.stdout.write(`${pc.green('removed')} ${canonical} from ${file}\n`);
+      process.stdout.write(`${pc.green('removed')} ${removed.join(', ')} from ${file}\n`);
     });
 
   worker

@@ -14,7 +14,19 @@ export interface CatalogEntry {
   readiness?: { functionId: string; url: { from: 'status' } | { from: 'http'; path: string }; label: string };
   /** The worker may hand accepted bus connections to the engine over an IPC channel (console `/ws`). */
   busHandoff?: boolean;
+  /** Catalog workers `eng worker add <name>` configures (and `remove` removes) together with this one. */
+  installs?: readonly string[];
 }
+
+/** The chat stack (packages/harness): one worker per role, run by `eng-chat <role>`. */
+export const CHAT_STACK = [
+  'session-manager',
+  'approval-gate',
+  'llm-router',
+  'provider-openai',
+  'provider-anthropic',
+  'context-manager',
+] as const;
 
 export const WORKER_CATALOG: readonly CatalogEntry[] = [
   {
@@ -30,7 +42,18 @@ export const WORKER_CATALOG: readonly CatalogEntry[] = [
     defaultConfig: { no_stdio: true },
     readiness: { functionId: 'mcp::http', url: { from: 'http', path: '/mcp' }, label: 'MCP over Streamable HTTP' },
   },
-  { name: 'harness', description: 'chat stack: sessions, model router, context, approvals', defaultConfig: {} },
+  {
+    name: 'harness',
+    description: 'chat turn loop; `eng worker add harness` adds the whole chat stack',
+    defaultConfig: {},
+    installs: CHAT_STACK,
+  },
+  { name: 'session-manager', description: 'chat session store: session::* (part of the chat stack)', defaultConfig: {} },
+  { name: 'approval-gate', description: 'approval gate for function calls: approval::* (part of the chat stack)', defaultConfig: {} },
+  { name: 'llm-router', description: 'model router and catalog: router::* (part of the chat stack)', defaultConfig: {} },
+  { name: 'provider-openai', description: 'OpenAI-compatible model provider (part of the chat stack)', defaultConfig: {} },
+  { name: 'provider-anthropic', description: 'Anthropic model provider (part of the chat stack)', defaultConfig: {} },
+  { name: 'context-manager', description: 'context budgeting and compaction: context::* (part of the chat stack)', defaultConfig: {} },
   { name: 'worktree', description: 'git worktree worker', defaultConfig: {} },
 ];
 

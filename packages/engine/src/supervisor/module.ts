@@ -54,19 +54,47 @@ export function withReachableTsx(command: string, args: string[], configDir: str
 const CATALOG_ENTRIES: Record<string, string> = {
   console: 'packages/console-worker/src/main.ts',
   mcp: 'packages/mcp/src/main.ts',
-  harness: 'packages/harness/src/main.ts',
   worktree: 'packages/worktree/src/main.ts',
+};
+
+/**
+ * The chat stack's workers: the `eng-chat` launcher (packages/harness/src/main.ts) runs each role;
+ * the second path is the role's own module (packages/harness/src/roles.ts keeps the same table).
+ */
+const CHAT_LAUNCHER = 'packages/harness/src/main.ts';
+const CHAT_ROLES: Record<string, [role: string, module: string]> = {
+  'session-manager': ['session', 'packages/harness/src/session/worker.ts'],
+  'approval-gate': ['approval', 'packages/harness/src/approval/worker.ts'],
+  'llm-router': ['router', 'packages/harness/src/router/worker.ts'],
+  'provider-openai': ['provider-openai', 'packages/harness/src/providers/openai/worker.ts'],
+  'provider-anthropic': ['provider-anthropic', 'packages/harness/src/providers/anthropic/worker.ts'],
+  'context-manager': ['context', 'packages/harness/src/context/worker.ts'],
+  harness: ['harness', 'packages/harness/src/harness/worker.ts'],
 };
 
 export const SupervisorService = 'engine.supervisor';
 
-export function makeResolver(configDir: string): Resolver {
+/**
+ * How the engine launches a config entry. `forInstall`: only check that the worker's package is in
+ * this build (`eng worker add harness` may add chat roles whose code another change brings).
+ */
+export function makeResolver(configDir: string, options: { forInstall?: boolean } = {}): Resolver {
   return (entry: WorkerEntry) => {
     if (entry.command) {
       const args = withReachableTsx(entry.command, entry.args ?? [], configDir);
       return { spec: { command: resolveCommandPath(entry.command, configDir), args, cwd: configDir } };
     }
     const catalog = findCatalogEntry(entry.name);
+    const chat = CHAT_ROLES[entry.name];
+    if (catalog && chat) {
+      const launcher = join(REPO_ROOT, CHAT_LAUNCHER);
+      if (!existsSync(launcher)) return { reason: `${entry.name} is not installed in this build (${CHAT_LAUNCHER} is missing)` };
+      if (!options.forInstall && !existsSync(join(REPO_ROOT, chat[1])))
+        return { reason: `${entry.name} is not in this build yet (${chat[1]} is missing)` };
+      return {
+        spec: { command: process.execPath, args: ['--import', TSX_LOADER, launcher, chat[0], ...(entry.args ?? [])], cwd: configDir },
+      };
+    }
     const file = CATALOG_ENTRIES[entry.name];
     if (!catalog || !file) return { reason: `no command given and "${entry.name}" is not a known worker` };
     const path = join(REPO_ROOT, file);
