@@ -5,6 +5,7 @@
  */
 import type { EngClient } from '@eng/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test/harness.ts';
 import { assistant, failure, type SessionRig, startSessionRig, text, user } from './session-helpers.ts';
 
 let rig: SessionRig;
@@ -321,11 +322,29 @@ describe('attachments', () => {
     const bad = await failure(call('session::put-attachment', { session_id, name: 'x', mime: 'text/plain', data: 'not base64!' }));
     expect(bad).toMatchObject({ code: 'session/invalid_request', message: expect.stringContaining('base64') });
     expect((await failure(call('session::put-attachment', { session_id, name: '  ', data: 'AAAA' }))).message).toContain('name');
-    const big = Buffer.alloc(8 * 1024 * 1024 + 1).toString('base64');
+    // the limit lives in the session-manager configuration entry (8 MiB) and reloads live
+    const settings = (await call('configuration::get', { id: 'session-manager' })).value;
+    expect(settings).toEqual({ default_list_limit: 50, max_list_limit: 500, max_attachment_bytes: 8 * 1024 * 1024 });
+    await call('configuration::set', { id: 'session-manager', value: { ...settings, max_attachment_bytes: 1024 } });
+    const big = Buffer.alloc(1025).toString('base64');
+    // a probe session shows when the worker has reloaded (until then the probe's upload succeeds)
+    const probe = (await call('session::create', {})).session_id;
+    await waitFor(
+      () =>
+        failure(call('session::put-attachment', { session_id: probe, name: 'p', data: big })).then(
+          (e) => e.code === 'session/attachment_too_large',
+        ),
+      5000,
+    );
     const tooLarge = await failure(call('session::put-attachment', { session_id, name: 'big.bin', data: big }));
-    expect(tooLarge.code).toBe('session/attachment_too_large');
-    expect(tooLarge.message).toContain(`${8 * 1024 * 1024 + 1} bytes`);
+    expect(tooLarge.message).toBe(
+      'session/attachment_too_large: attachment is 1025 bytes, over the limit of 1024 bytes (max_attachment_bytes)',
+    );
     expect((await call('session::list-attachments', { session_id })).attachments).toEqual([]);
+    expect(
+      (await call('session::put-attachment', { session_id, name: 'ok.bin', data: Buffer.alloc(1024).toString('base64') })).attachment.size,
+    ).toBe(1024);
+    await call('configuration::set', { id: 'session-manager', value: settings });
   });
 });
 
