@@ -171,6 +171,8 @@ describe('secrets', () => {
     });
     expect(JSON.stringify(await call('configuration::get', { id: 'llm-router', raw: true }))).not.toContain(SECRET);
     expect(JSON.stringify(await call('configuration::list', {}))).not.toContain(SECRET);
+    // kept beside the state module's data but out of reach of state::*
+    expect(await call('state::list_groups', {})).toEqual({ groups: [] });
     // the worker that uses the key reads it with configuration::reveal
     expect((await call('configuration::reveal', { id: 'llm-router' })).value.providers.openai.api_key).toBe(SECRET);
   });
