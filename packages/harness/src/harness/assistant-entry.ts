@@ -33,16 +33,20 @@ export class AssistantEntry {
     readonly entryId: string,
     base: { model: string; provider: string },
     private readonly origin: Record<string, unknown>,
+    /** What must be in the transcript first (the user message the turn answers). */
+    after: Promise<unknown> = Promise.resolve(),
   ) {
-    this.appended = client.call(
-      'session::append',
-      {
-        session_id: sessionId,
-        entry_id: entryId,
-        origin,
-        message: { role: 'assistant', content: [], model: base.model, provider: base.provider, timestamp: Date.now() },
-      },
-      { timeoutMs: 15_000 },
+    this.appended = after.then(() =>
+      client.call(
+        'session::append',
+        {
+          session_id: sessionId,
+          entry_id: entryId,
+          origin,
+          message: { role: 'assistant', content: [], model: base.model, provider: base.provider, timestamp: Date.now() },
+        },
+        { timeoutMs: 15_000 },
+      ),
     );
     // a failed append surfaces at the first update; keep it from being unhandled meanwhile
     this.appended.catch(() => undefined);
@@ -80,6 +84,10 @@ export class AssistantEntry {
 
   private flushSoon(delay: number): void {
     if (this.timer || this.inflight) return;
+    if (delay === 0) {
+      void this.flush();
+      return;
+    }
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();

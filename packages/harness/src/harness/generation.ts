@@ -1,4 +1,4 @@
-import type { EngClient, WorkerSpan } from '@eng/sdk';
+import type { Channel, EngClient, WorkerSpan } from '@eng/sdk';
 import type {
   ChatMessage,
   ContentBlock,
@@ -98,6 +98,10 @@ export class Generation {
     private readonly client: EngClient,
     private readonly request: GenerationRequest,
     private readonly span: WorkerSpan,
+    /** The stream's channel, when the caller made it ahead (in parallel with its own reads). */
+    private readonly channel?: Promise<Channel>,
+    /** The assistant entry is appended after this settles (the user message still being stored). */
+    private readonly after?: Promise<unknown>,
   ) {
     this.requestId = `${request.turnId}:${request.step}`;
   }
@@ -112,11 +116,11 @@ export class Generation {
   async run(): Promise<GenerationOutcome> {
     const r = this.request;
     const origin = { turn_id: r.turnId, step: r.step };
-    const entry = new AssistantEntry(this.client, r.sessionId, r.entryId, { model: r.model, provider: r.provider }, origin);
+    const entry = new AssistantEntry(this.client, r.sessionId, r.entryId, { model: r.model, provider: r.provider }, origin, this.after);
     let result: GenerationResult | undefined;
     let failure: string | undefined;
     try {
-      const channel = await this.client.createChannel(1024);
+      const channel = await (this.channel ?? this.client.createChannel(1024));
       this.reader = channel.reader;
       const reading = this.readFrames(channel.reader, entry);
       const chat = this.client.call<GenerationResult>(

@@ -45,14 +45,19 @@ export async function functionCatalogue(client: EngClient, policy: FunctionPolic
   return `Functions you can call:\n${lines.join('\n')}${more}`;
 }
 
-export async function systemPrompt(client: EngClient, provider: string, options: SendOptions, catalogueText: string): Promise<string> {
-  let base = DEFAULT_PROMPT;
+/** The operator's override of the system prompt for a provider (the llm-router entry), if any. */
+export async function systemPromptOverride(client: EngClient, provider: string): Promise<string | undefined> {
   try {
     const override = await client.call<string | null>('router::system_prompt::get', { provider }, { timeoutMs: 3000 });
-    if (typeof override === 'string' && override.trim()) base = override;
+    return typeof override === 'string' && override.trim() ? override : undefined;
   } catch {
     // the router answers chat calls; a missing override is no reason to fail a turn
+    return undefined;
   }
+}
+
+export function systemPrompt(override: string | undefined, options: SendOptions, catalogueText: string): string {
+  let base = override ?? DEFAULT_PROMPT;
   if (options.system_prompt && options.system_prompt_strategy === 'override') base = options.system_prompt;
   else if (options.system_prompt) base = `${base}\n\n${options.system_prompt}`;
   const mode = MODES[options.mode ?? 'agent'] ?? MODES.agent;

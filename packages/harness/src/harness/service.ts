@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EngClient, InvocationContext } from '@eng/sdk';
 import { z } from 'zod';
-import type { ContentBlock } from '../router/types.ts';
+import type { AgentMessage, ContentBlock } from '../router/types.ts';
 import { domainError, parseRequest } from '../shared/errors.ts';
 import type { EventTypes } from '../shared/event-types.ts';
 import type { TurnStore } from './store.ts';
@@ -93,14 +93,10 @@ export class HarnessService {
       { model: input.model, provider: input.provider },
       { timeoutMs: 10_000 },
     );
-    let route: { provider: string; model: string };
-    if (input.session) {
-      route = await routing;
-      await this.requireSession(input);
-    } else {
-      routing.catch(() => undefined);
-      [route] = await Promise.all([routing, this.requireSession(input)]);
-    }
+    const reading = this.client.call<{ meta: unknown } | null>('session::get', { session_id: sessionId }, { timeoutMs: 15_000 });
+    routing.catch(() => undefined);
+    const [route, found] = await Promise.all([routing, reading]);
+    if (!found) await this.createSession(input);
     const message = userMessage(input.message);
     const active = this.turns.get(sessionId);
     if (active?.open) {
@@ -131,13 +127,22 @@ export class HarnessService {
       started_at: Date.now(),
       updated_at: Date.now(),
     };
-    await this.appendUser(sessionId, entryId, turnId, message);
-    await Promise.all([this.store.save(record), this.store.remember(sessionId, entryId, turnId)]);
-    this.startTurn(record, traceparent);
+    // the turn starts while the user message is being stored: its first reads overlap the write,
+    // and its answer is appended only after it
+    const appended = this.appendUser(sessionId, entryId, turnId, message);
+    const saved = this.store.save(record);
+    appended.catch(() => undefined);
+    const turn = this.startTurn(record, traceparent, false, { entry_id: entryId, message: message as AgentMessage, appended });
+    try {
+      await Promise.all([appended, saved, input.idempotency_key ? this.store.remember(sessionId, entryId, turnId) : undefined]);
+    } catch (err) {
+      turn.abort();
+      throw err;
+    }
     return { session_id: sessionId, turn_id: turnId, accepted: true };
   }
 
-  startTurn(record: TurnRecord, traceparent?: string, resumed = false): Turn {
+  startTurn(record: TurnRecord, traceparent?: string, resumed = false, opening?: ConstructorParameters<typeof Turn>[3]): Turn {
     const turn = new Turn(
       {
         client: this.client,
@@ -149,25 +154,23 @@ export class HarnessService {
       },
       record,
       traceparent,
+      opening,
     );
     this.turns.set(record.session_id, turn);
     turn.start(resumed);
     return turn;
   }
 
-  private async requireSession(input: SendInput): Promise<void> {
-    if (input.session) {
-      await this.client.call('session::ensure', { session_id: input.session_id, ...input.session }, { timeoutMs: 15_000 });
-      return;
-    }
-    const found = await this.client.call<{ meta: unknown } | null>('session::get', { session_id: input.session_id }, { timeoutMs: 15_000 });
-    if (!found) {
+  /** A send for a session that does not exist creates it only when it says so (`session: {…}`). */
+  private async createSession(input: SendInput): Promise<void> {
+    if (!input.session) {
       throw domainError(
         'harness',
         'session_not_found',
         `session ${input.session_id} does not exist: create it with session::create, or pass "session": {} to harness::send to create it`,
       );
     }
+    await this.client.call('session::ensure', { session_id: input.session_id, ...input.session }, { timeoutMs: 15_000 });
   }
 
   private async appendUser(sessionId: string, entryId: string, turnId: string, message: unknown, extra: Record<string, unknown> = {}) {

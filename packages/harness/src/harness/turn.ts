@@ -1,12 +1,12 @@
 import type { EngClient, WorkerSpan } from '@eng/sdk';
-import type { ContentBlock, Model } from '../router/types.ts';
+import type { AgentMessage, ContentBlock, Model } from '../router/types.ts';
 import type { EventTypes } from '../shared/event-types.ts';
 import { appendResult, type CallScope, deniedResult, execute, resultMessage, screen } from './calls.ts';
 import { compactSession, wouldOverflow } from './compaction.ts';
 import { HarnessEvent, type TurnCompletedEvent } from './events.ts';
 import { type FunctionCall, Generation, type GenerationOutcome } from './generation.ts';
 import { agentTriggerTool, FunctionPolicy } from './policy.ts';
-import { functionCatalogue, systemPrompt } from './prompts.ts';
+import { functionCatalogue, systemPrompt, systemPromptOverride } from './prompts.ts';
 import type { TurnStore } from './store.ts';
 import { contextOf, readTranscript, toChatMessages } from './transcript.ts';
 import type { PendingCall, QueuedMessage, TurnRecord } from './types.ts';
@@ -37,6 +37,9 @@ export class Turn {
   private mergedSinceStep = false;
   private wake?: () => void;
   private model?: Model;
+  private override?: Promise<string | undefined>;
+  /** The `working` status write, started with the turn and not waited for (the step needs none of it). */
+  private statusWrite: Promise<void> = Promise.resolve();
   /** Set when the harness itself stops the turn (shutdown): it fails instead of being cancelled. */
   private interruptedBy?: string;
   private settled!: (record: TurnRecord) => void;
@@ -48,6 +51,8 @@ export class Turn {
     private readonly deps: TurnDeps,
     readonly record: TurnRecord,
     parentTraceparent?: string,
+    /** The user message the turn answers, while its append may still be in flight (it overlaps the first step's reads). */
+    private readonly opening?: { entry_id: string; message: AgentMessage; appended: Promise<unknown> },
   ) {
     this.policy = new FunctionPolicy(record.options.functions ?? {});
     this.span = deps.client.startSpan('harness turn', { parent: record.traceparent ?? parentTraceparent });
@@ -172,7 +177,7 @@ export class Turn {
     let final: Final = { status: 'completed' };
     try {
       if (!resumed) {
-        await this.setSessionStatus('working');
+        this.statusWrite = this.setSessionStatus('working');
         this.deps.events.emit(HarnessEvent.TurnStarted, { session_id: this.sessionId, turn_id: this.turnId, timestamp: Date.now() });
       }
       if (this.record.pending_function_calls.length) await this.awaitCalls();
@@ -220,13 +225,22 @@ export class Turn {
     r.assistant_entry_id = `e_${r.turn_id}_${r.step}`;
     this.mergedSinceStep = false;
     const mode = r.options.mode ?? 'agent';
-    const [transcript, model, catalogue] = await Promise.all([
+    // everything a step needs is fetched at once; the channel for the stream is made meanwhile
+    const channel = this.deps.client.createChannel(1024);
+    channel.catch(() => undefined);
+    this.override ??= systemPromptOverride(this.deps.client, r.provider);
+    const [transcript, model, catalogue, override] = await Promise.all([
       readTranscript(this.deps.client, this.sessionId),
       this.modelInfo(),
       mode === 'ask' ? Promise.resolve('') : functionCatalogue(this.deps.client, this.policy),
+      this.override,
       this.deps.store.save(r),
     ]);
-    const system = await systemPrompt(this.deps.client, r.provider, r.options, catalogue);
+    const system = systemPrompt(override, r.options, catalogue);
+    const opening = r.step === 1 ? this.opening : undefined;
+    if (opening && !transcript.some((item) => item.entry_id === opening.entry_id)) {
+      transcript.push({ entry_id: opening.entry_id, message: opening.message });
+    }
     let context = contextOf(transcript);
     if (model && wouldOverflow(model, context, system)) {
       const compacted = await compactSession(
@@ -255,6 +269,8 @@ export class Turn {
         provider_options: r.options.provider_options,
       },
       span,
+      channel,
+      opening?.appended,
     );
     this.generation = generation;
     this.streaming = true;
@@ -358,6 +374,7 @@ export class Turn {
     r.reason = final.reason;
     r.pending_function_calls = [];
     await this.deps.store.save(r).catch(() => undefined);
+    await this.statusWrite;
     await this.setSessionStatus(final.status === 'failed' ? 'error' : 'idle', final.status === 'failed' ? final.result_error : undefined);
     const event: TurnCompletedEvent = { session_id: this.sessionId, turn_id: this.turnId, ...final, timestamp: Date.now(), terminal: true };
     this.deps.events.emit(HarnessEvent.TurnCompleted, stripUndefined(event));

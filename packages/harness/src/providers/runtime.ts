@@ -33,11 +33,15 @@ export interface ProviderDefinition {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** A credential is re-resolved at least this often even without a refresh (an env-only change, a restarted router). */
+const CREDENTIAL_TTL_MS = 30_000;
 
 export class ProviderWorker {
   private readonly inflight = new Map<string, AbortController>();
   private declared = false;
   private stopped = false;
+  /** The last resolved credentials; dropped on every refresh (a key was set) and router restart. */
+  private cached?: { at: number; credentials: Promise<Credentials> };
 
   constructor(
     private readonly client: EngClient,
@@ -59,6 +63,7 @@ export class ProviderWorker {
     });
     this.client.registerFunction(`provider::${id}::on-router-ready`, async () => {
       this.declared = false;
+      this.cached = undefined;
       void this.declare();
       return {};
     });
@@ -104,8 +109,19 @@ export class ProviderWorker {
     return Boolean(url && this.def.api_url_is_enough);
   }
 
+  /** Credentials for a generation: resolved once, then reused until a refresh or CREDENTIAL_TTL_MS. */
+  credentials(): Promise<Credentials> {
+    if (this.cached && Date.now() - this.cached.at < CREDENTIAL_TTL_MS) return this.cached.credentials;
+    const credentials = this.resolveCredentials();
+    this.cached = { at: Date.now(), credentials };
+    credentials.catch(() => {
+      this.cached = undefined;
+    });
+    return credentials;
+  }
+
   /** The router's answer (config > router env), else this process's own environment. */
-  async credentials(): Promise<Credentials> {
+  private async resolveCredentials(): Promise<Credentials> {
     let resolved: Credentials = { source: 'none' };
     try {
       resolved =
@@ -121,6 +137,7 @@ export class ProviderWorker {
   }
 
   private async refresh(): Promise<{ provider: string; count: number; error?: string }> {
+    this.cached = undefined;
     const credentials = await this.credentials();
     let models: Model[] = [];
     let error: string | undefined;

@@ -35,6 +35,8 @@ export class FakeApi {
   openStreams = 0;
   /** Streams whose client went away before the end. */
   abandonedStreams = 0;
+  /** performance.now() marks of every stream: request arrived, first byte and end sent (benchmarks). */
+  readonly streamTimings: Array<{ arrived: number; firstByte: number; end: number; events: number }> = [];
 
   constructor(private readonly route: (api: FakeApi, request: RecordedRequest) => Reply | undefined) {}
 
@@ -72,6 +74,7 @@ export class FakeApi {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrived = performance.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString();
@@ -94,10 +97,10 @@ export class FakeApi {
       res.end(JSON.stringify(reply.body));
       return;
     }
-    await this.stream(reply, res);
+    await this.stream(reply, res, arrived);
   }
 
-  private async stream(reply: Extract<Reply, { kind: 'sse' }>, res: ServerResponse): Promise<void> {
+  private async stream(reply: Extract<Reply, { kind: 'sse' }>, res: ServerResponse, arrived: number): Promise<void> {
     let gone = false;
     res.on('close', () => {
       if (!res.writableFinished) gone = true;
@@ -106,6 +109,7 @@ export class FakeApi {
     try {
       if (reply.firstByteDelayMs) await sleep(reply.firstByteDelayMs);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers });
+      let firstByte = 0;
       let sent = 0;
       for (const event of reply.events) {
         if (gone) break;
@@ -116,11 +120,16 @@ export class FakeApi {
         }
         const data = event.raw ? String(event.data) : JSON.stringify(event.data);
         res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${data}\n\n`);
+        if (sent === 0) firstByte = performance.now();
         sent++;
         if (reply.delayMs) await sleep(reply.delayMs);
       }
       if (gone) this.abandonedStreams++;
-      else res.end();
+      else {
+        res.end();
+        this.streamTimings.push({ arrived, firstByte, end: performance.now(), events: sent });
+        if (this.streamTimings.length > 10_000) this.streamTimings.shift();
+      }
     } finally {
       this.openStreams--;
     }
