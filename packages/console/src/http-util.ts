@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { redactText } from './redact.ts';
 
 /** JSON errors of the console's own endpoints: `{error: {code, message}}` (issue 6 §1). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -13,7 +14,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 export function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, { error: { code, message } }, headers);
+  // error texts may quote an engine URL (a failed dial echoes it): never its credentials
+  sendJson(res, status, { error: { code, message: redactText(message) } }, headers);
 }
 
 export class BodyTooLarge extends Error {}

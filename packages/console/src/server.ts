@@ -124,14 +124,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     version: CONSOLE_VERSION,
     host: options.host,
     port: actualPort,
-    engine_host: options.engineHost.replace(/^[^@]*@/, ''),
+    // up to the last `@`: a raw `@` may sit inside the password
+    engine_host: options.engineHost.replace(/^.*@/, ''),
     engine_port: options.enginePort,
     ws_port: options.wsPort,
     bridge_port: options.bridgePort,
     otel: {
       enabled: telemetry.enabled,
       service_name: options.otelServiceName,
-      ...(telemetry.endpoint ? { endpoint: telemetry.endpoint } : {}),
+      ...(telemetry.endpoint ? { endpoint: redactUrl(telemetry.endpoint) } : {}),
     },
     enable_flow: options.enableFlow,
     engine_urls: shown,
@@ -161,7 +162,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       if (path === '/_console/probe') {
         if (req.method !== 'GET') return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' });
         const probes = await runProbes(urls, client.workerId !== undefined);
-        return sendJson(res, 200, { probes: probes.map((p) => ({ ...p, url: redactUrl(p.url) })), timestamp: Date.now() });
+        return sendJson(res, 200, {
+          probes: probes.map((p) => ({ ...p, url: redactUrl(p.url), detail: redactText(p.detail) })),
+          timestamp: Date.now(),
+        });
       }
       if (path === HTTP_PREFIX || path.startsWith(`${HTTP_PREFIX}/`)) {
         const rest = (req.url ?? '').slice((req.url ?? '').indexOf(HTTP_PREFIX) + HTTP_PREFIX.length) || '/';

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { redactUrl } from './redact.ts';
+import { redactText, redactUrl } from './redact.ts';
 import { acceptFor, dialUpstream, UPSTREAM_PROTOCOLS } from './ws-dial.ts';
 import { closeFrame, MAX_CLOSE_REASON_BYTES } from './ws-frames.ts';
 import { SplicedPair } from './ws-splice.ts';
@@ -185,8 +185,9 @@ export function createWsProxy(options: WsProxyOptions): WsProxy {
         detach();
         if (error !== null || !dialed) {
           if (browser.destroyed) return;
-          logger.debug(`ws proxy: ${redactUrl(target)}: ${error}`);
-          acceptAndClose(req, browser, Buffer.concat(early), `engine unreachable at ${redactUrl(target)}: ${error}`);
+          const cause = redactText(String(error));
+          logger.debug(`ws proxy: ${redactUrl(target)}: ${cause}`);
+          acceptAndClose(req, browser, Buffer.concat(early), `engine unreachable at ${redactUrl(target)}: ${cause}`);
           return;
         }
         if (browser.destroyed || !browser.writable) {

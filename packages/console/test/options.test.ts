@@ -95,4 +95,19 @@ describe('URL credential redaction', () => {
     expect(redactUrl('ws://127.0.0.1:49134')).toBe('ws://127.0.0.1:49134');
     expect(redactText('lost ws://a:b@h:1 and http://c@d/e')).toBe('lost ws://h:1 and http://d/e');
   });
+
+  it('takes userinfo up to the last @ and stops at quotes, so neither a raw @ nor JSON neighbours leak or break', () => {
+    expect(redactUrl('ws://admin:p@ss@host:1/x')).toBe('ws://host:1/x');
+    expect(redactText('{"u":"ws://a:b@h:1","v":"x@y"}')).toBe('{"u":"ws://h:1","v":"x@y"}');
+    expect(redactText('mail bob@example.com')).toBe('mail bob@example.com');
+  });
+
+  it('masks sensitive query values and leaves the others', () => {
+    expect(redactUrl('ws://h:1/?token=abc&stream=orders&api_key=k1#f')).toBe('ws://h:1/?token=***&stream=orders&api_key=***#f');
+    expect(redactText('dial http://h/p?access_token=x&Password=y&q=1 failed')).toBe(
+      'dial http://h/p?access_token=***&Password=***&q=1 failed',
+    );
+    expect(redactUrl('http://h/?auth=Basic%20x&client_secret=s&sig=z')).toBe('http://h/?auth=***&client_secret=***&sig=***');
+    expect(redactUrl('http://h/?q=token')).toBe('http://h/?q=token');
+  });
 });

@@ -4,3 +4,4 @@ export * from './functions.ts';
 export * from './messages.ts';
 export * from './observability.ts';
 export * from './records.ts';
+export * from './redact.ts';
