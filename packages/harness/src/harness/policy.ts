@@ -1,3 +1,5 @@
+import type { EngClient } from '@eng/sdk';
+import { HUMAN_ONLY_FUNCTIONS, modelFunctionPolicy, type Rule } from '../approval/policy.ts';
 import type { ToolSpec } from '../router/types.ts';
 import { AGENT_TOOL } from './transcript.ts';
 
@@ -6,14 +8,30 @@ import { AGENT_TOOL } from './transcript.ts';
 // router's spending surface or a provider directly.
 
 export const ALWAYS_DENIED = [
-  'approval::*',
-  'configuration::*',
+  ...HUMAN_ONLY_FUNCTIONS,
   'router::chat',
   'router::complete',
   'router::abort',
   'provider::*',
   'harness::function::*',
 ];
+
+const GATE_RULES_TTL_MS = 5000;
+let gateRules: { at: number; deny: Promise<string[]> } | undefined;
+
+/**
+ * spec §2.3: the `deny` rules of the approval-gate configuration entry apply to every chat; when
+ * the entry cannot be read the gate's fallback list is denied as well (fail closed).
+ */
+export function gateDenials(client: EngClient): Promise<string[]> {
+  if (gateRules && Date.now() - gateRules.at < GATE_RULES_TTL_MS) return gateRules.deny;
+  const deny = client
+    .call<{ value?: { rules?: Rule[] } } | null>('configuration::get', { id: 'approval-gate' }, { timeoutMs: 5000 })
+    .then((entry) => modelFunctionPolicy(Array.isArray(entry?.value?.rules) ? entry.value.rules : undefined).deny)
+    .catch(() => modelFunctionPolicy(undefined).deny);
+  gateRules = { at: Date.now(), deny };
+  return deny;
+}
 
 function globToRegExp(glob: string): RegExp {
   const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');

@@ -37,8 +37,9 @@ async function functionList(client: EngClient): Promise<Array<{ function_id: str
   return catalogue.functions;
 }
 
-export async function functionCatalogue(client: EngClient, policy: FunctionPolicy): Promise<string> {
-  const callable = (await functionList(client)).filter((f) => !policy.refusal(f.function_id));
+export async function functionCatalogue(client: EngClient, policy: Promise<FunctionPolicy>): Promise<string> {
+  const [functions, allowed] = await Promise.all([functionList(client), policy]);
+  const callable = functions.filter((f) => !allowed.refusal(f.function_id));
   if (callable.length === 0) return '';
   const lines = callable.slice(0, CATALOGUE_MAX).map((f) => `- ${f.function_id}${f.description ? `: ${f.description.slice(0, 160)}` : ''}`);
   const more = callable.length > CATALOGUE_MAX ? `\n(and ${callable.length - CATALOGUE_MAX} more; engine::functions::list lists them)` : '';

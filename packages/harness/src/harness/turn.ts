@@ -5,7 +5,7 @@ import { appendResult, type CallScope, deniedResult, execute, resultMessage, scr
 import { compactSession, wouldOverflow } from './compaction.ts';
 import { HarnessEvent, type TurnCompletedEvent } from './events.ts';
 import { type FunctionCall, Generation, type GenerationOutcome } from './generation.ts';
-import { agentTriggerTool, FunctionPolicy } from './policy.ts';
+import { agentTriggerTool, FunctionPolicy, gateDenials } from './policy.ts';
 import { functionCatalogue, systemPrompt, systemPromptOverride } from './prompts.ts';
 import type { TurnStore } from './store.ts';
 import { contextOf, readTranscript, toChatMessages } from './transcript.ts';
@@ -25,7 +25,8 @@ export interface TurnDeps {
 type Final = Omit<TurnCompletedEvent, 'session_id' | 'turn_id' | 'timestamp' | 'terminal'>;
 
 export class Turn {
-  private readonly policy: FunctionPolicy;
+  /** The request's allow/deny lists plus the approval-gate entry's deny rules (re-read per step). */
+  private policy: FunctionPolicy;
   private readonly span: WorkerSpan;
   private generation?: Generation;
   private aborted = false;
@@ -229,13 +230,18 @@ export class Turn {
     const channel = this.deps.client.createChannel(1024);
     channel.catch(() => undefined);
     this.override ??= systemPromptOverride(this.deps.client, r.provider);
+    const functions = r.options.functions ?? {};
+    const policy = gateDenials(this.deps.client).then(
+      (deny) => new FunctionPolicy({ allow: functions.allow, deny: [...(functions.deny ?? []), ...deny] }),
+    );
     const [transcript, model, catalogue, override] = await Promise.all([
       readTranscript(this.deps.client, this.sessionId),
       this.modelInfo(),
-      mode === 'ask' ? Promise.resolve('') : functionCatalogue(this.deps.client, this.policy),
+      mode === 'ask' ? Promise.resolve('') : functionCatalogue(this.deps.client, policy),
       this.override,
       this.deps.store.save(r),
     ]);
+    this.policy = await policy;
     const system = systemPrompt(override, r.options, catalogue);
     const opening = r.step === 1 ? this.opening : undefined;
     if (opening && !transcript.some((item) => item.entry_id === opening.entry_id)) {
