@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { redactUrl } from '@eng/protocol';
 import { connect, type EngClient } from '@eng/sdk';
 import { BuiltinHandlers } from './builtin-handlers.ts';
 import { builtinsVisible } from './builtins.ts';
@@ -32,6 +33,8 @@ export interface RunIo {
 
 export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.stdin, stdout: process.stdout }): Promise<RunningMcp> {
   const log = io.log ?? stderrLog(options.debug);
+  // the engine URL as logs and clients see it: without credentials (the log redacts again)
+  const shownUrl = redactUrl(options.engineUrl);
   const policy: ExposurePolicy = { exposeAll: options.exposeAll, tier: options.tier };
   const flags = { noBuiltins: options.noBuiltins, httpBuiltins: options.httpBuiltins };
   if (options.exposeAll) {
@@ -124,7 +127,7 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   if (options.noStdio) {
     endpoint = new HttpEndpoint(client, hub, (id) => createSession('http', deps, id), options, log);
     endpoint.register();
-    log.info(`MCP Streamable HTTP registered: POST/GET/DELETE /mcp on the engine HTTP port (engine ${options.engineUrl})`);
+    log.info(`MCP Streamable HTTP registered: POST/GET/DELETE /mcp on the engine HTTP port (engine ${shownUrl})`);
   } else {
     const session = createSession('stdio', deps, 'stdio');
     const stdio = new StdioTransport(io.stdin, io.stdout, () => session.protocolVersion);
@@ -135,13 +138,13 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     };
     await session.server.connect(stdio);
     hub.add(session);
-    log.info(`MCP server on stdio (engine ${options.engineUrl})`);
+    log.info(`MCP server on stdio (engine ${shownUrl})`);
   }
   watcher.start(options.pollMs);
   // the connection's state changes what clients can see: tell them (as MCP log messages too)
   let lost = false;
   client.on('connected', () => {
-    if (lost) hub.log('info', { message: `reconnected to the eng engine at ${options.engineUrl}` }, 'eng-mcp');
+    if (lost) hub.log('info', { message: `reconnected to the eng engine at ${shownUrl}` }, 'eng-mcp');
     lost = false;
     watcher.schedule();
   });
@@ -153,8 +156,8 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   });
 
   client.ready({ timeoutMs: 5000 }).then(
-    () => log.info(`connected to the eng engine at ${options.engineUrl}`),
-    () => log.warn(`no connection to the eng engine at ${options.engineUrl} yet; retrying in the background`),
+    () => log.info(`connected to the eng engine at ${shownUrl}`),
+    () => log.warn(`no connection to the eng engine at ${shownUrl} yet; retrying in the background`),
   );
   return { client, shutdown };
 }

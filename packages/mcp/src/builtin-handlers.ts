@@ -1,5 +1,5 @@
 import { Script } from 'node:vm';
-import { describeZodError } from '@eng/protocol';
+import { describeZodError, redactText } from '@eng/protocol';
 import type { EngClient, TriggerAction, TriggerRef } from '@eng/sdk';
 import { z } from 'zod';
 import type { BuiltinName } from './builtins.ts';
@@ -122,7 +122,8 @@ export class BuiltinHandlers {
     while (Date.now() < deadline) {
       if (worker.exited) {
         const status = worker.exited.code ?? worker.exited.signal ?? 'unknown';
-        const stderr = worker.stderr.trim();
+        // a worker failing to connect may print ENG_URL, credentials included
+        const stderr = redactText(worker.stderr.trim());
         await workers.stop(worker.id);
         return fail(`Worker exited immediately with status: ${status}${stderr ? `\n${stderr}` : ''}`);
       }
@@ -138,7 +139,7 @@ export class BuiltinHandlers {
       }
       await sleep(POLL_MS);
     }
-    const stderr = worker.stderr.trim();
+    const stderr = redactText(worker.stderr.trim());
     await workers.stop(worker.id);
     return fail(`Worker did not register ${functionId} within ${REGISTER_WAIT_MS / 1000}s${stderr ? `\n${stderr}` : ''}`);
   }

@@ -1,3 +1,5 @@
+import { redactText } from '@eng/protocol';
+
 // spec: seed §2.11 and §4.3 rules 1, 2 and 5 — which engine functions become MCP tools, and
 // under which names.
 
@@ -58,4 +60,4 @@ export const floorText = (id: string) => `Function '${id}' is in the eng engine 
 export const notExposedText = (id: string) =>
   `Function '${id}' is not exposed via mcp.expose metadata (or does not match the active --tier filter)`;
 export const unverifiedText = (id: string, why: string) =>
-  `Function '${id}' exposure could not be verified (engine error: ${why}); denying call`;
+  `Function '${id}' exposure could not be verified (engine error: ${redactText(why)}); denying call`;

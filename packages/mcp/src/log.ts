@@ -1,4 +1,5 @@
 import { format } from 'node:util';
+import { redactText } from '@eng/protocol';
 
 // MCP stdio rule (spec 2025-11-25 §transports/stdio): stdout carries protocol messages only, so
 // every log line goes to stderr.
@@ -18,7 +19,8 @@ export function stderrLog(debug: boolean, write: (line: string) => void = (line)
   const emit = (level: LogLevel, message: string, details: unknown[]) => {
     if (ORDER[level] < min) return;
     const extra = details.length ? ` ${details.map((d) => (typeof d === 'string' ? d : format('%o', d))).join(' ')}` : '';
-    write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} eng-mcp: ${message}${extra}\n`);
+    // every line, whatever it quotes (SDK and ws errors echo URLs): never a URL credential
+    write(redactText(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} eng-mcp: ${message}${extra}\n`));
   };
   return {
     debug: (m, ...d) => emit('debug', m, d),

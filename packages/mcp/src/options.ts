@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { describeZodError } from '@eng/protocol';
+import { describeZodError, redactUrl } from '@eng/protocol';
 import { z } from 'zod';
 
 // spec: seed §4.4 (component C flags). The supervisor passes the `config:` block of config.yaml
@@ -113,7 +113,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
   const tier = (values.tier as string | undefined) ?? config.tier;
   if (tier !== undefined && tier.trim() === '') return { kind: 'error', message: '--tier needs a non-empty name' };
   const engineUrl = (values['engine-url'] as string | undefined) ?? config.engine_url ?? env.ENG_URL ?? DEFAULT_ENGINE_URL;
-  if (!/^wss?:\/\//.test(engineUrl)) return { kind: 'error', message: `--engine-url must be a ws:// or wss:// URL, got "${engineUrl}"` };
+  if (!/^wss?:\/\//.test(engineUrl))
+    return { kind: 'error', message: `--engine-url must be a ws:// or wss:// URL, got "${redactUrl(engineUrl)}"` };
   return {
     kind: 'run',
     options: {

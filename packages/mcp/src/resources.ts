@@ -1,3 +1,4 @@
+import { redactText, redactUrl } from '@eng/protocol';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { EngineView, TriggerRow, WorkerRow } from './engine-view.ts';
 import { type ExposurePolicy, type FunctionRow, functionIdOf, HARD_FLOOR, isExposed, toolName } from './exposure.ts';
@@ -81,20 +82,6 @@ function templateId(uri: string, prefix: string): string | undefined {
   }
 }
 
-/** Credentials in the engine URL never reach a client. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.username || parsed.password) {
-      parsed.username = '***';
-      parsed.password = '';
-    }
-    return parsed.toString();
-  } catch {
-    return url;
-  }
-}
-
 export class ResourceService {
   constructor(
     private readonly view: EngineView,
@@ -168,7 +155,7 @@ export class ResourceService {
       payload = await this.payload(uri, context);
     } catch (err) {
       if (err instanceof McpError) throw err;
-      throw new McpError(ErrorCode.InternalError, `cannot read ${uri} from the eng engine: ${(err as Error).message}`);
+      throw new McpError(ErrorCode.InternalError, `cannot read ${uri} from the eng engine: ${redactText((err as Error).message)}`);
     }
     return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(payload, null, 2) }] };
   }
@@ -178,6 +165,7 @@ export class ResourceService {
       server: info.server,
       sdk: '@eng/sdk',
       transport: info.transport,
+      // credentials in the engine URL never reach a client
       engine_url: redactUrl(info.engineUrl),
       function_id_delimiter: '::',
       tool_name_delimiter: '__',

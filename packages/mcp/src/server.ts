@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describeZodError } from '@eng/protocol';
+import { describeZodError, redactText } from '@eng/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, InitializeRequestSchema, LoggingLevelSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -219,7 +219,7 @@ async function resourceCompletions(deps: ServerDeps, uri: string, argument: stri
       return (await deps.view.listTriggers()).filter((t) => exposed.has(t.function_id)).map((t) => t.id);
     }
   } catch (err) {
-    throw new McpError(ErrorCode.InternalError, `cannot read completions from the eng engine: ${(err as Error).message}`);
+    throw new McpError(ErrorCode.InternalError, `cannot read completions from the eng engine: ${redactText((err as Error).message)}`);
   }
   return [];
 }

@@ -1,3 +1,5 @@
+import { redactText } from '@eng/protocol';
+
 // spec: mcp.md §6 result helpers — one text content item; failures as `isError: true` results.
 
 export interface ToolResult {
@@ -30,7 +32,8 @@ export function fail(text: string): ToolResult {
 /** An engine or SDK failure as the tool's error text (mcp.md §6 step 9, with our wording). */
 export function engineFailureText(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
-  const message = err instanceof Error ? err.message : String(err);
+  // SDK errors may quote the engine URL: a client never sees its credentials
+  const message = redactText(err instanceof Error ? err.message : String(err));
   if (code === 'TIMEOUT') return `Error: invocation timed out: ${message}`;
   if (code === 'not_connected') return `Error: eng engine is not connected: ${message}`;
   if (typeof code === 'string') return `Error: remote error (${code}): ${message}`;

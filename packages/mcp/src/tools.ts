@@ -1,3 +1,4 @@
+import { redactText } from '@eng/protocol';
 import type { EngClient } from '@eng/sdk';
 import { ErrorCode, McpError, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { BuiltinHandlers } from './builtin-handlers.ts';
@@ -82,7 +83,7 @@ export class ToolService {
     try {
       rows = await this.deps.view.listFunctions();
     } catch (err) {
-      throw new McpError(ErrorCode.InternalError, `cannot list functions from the eng engine: ${(err as Error).message}`);
+      throw new McpError(ErrorCode.InternalError, `cannot list functions from the eng engine: ${redactText((err as Error).message)}`);
     }
     return [...builtins, ...exposedTools(rows, this.deps.policy, session.protocolVersion)];
   }
