@@ -158,7 +158,8 @@ export class BuiltinHandlers {
     const functionId = functionIdFromArgument(parsed.function_id);
     const gate = await checkGate(view, policy, functionId);
     if (!gate.ok) return fail(gate.text);
-    const ref = client.registerTrigger({ type: parsed.trigger_type, function_id: functionId, config: parsed.config });
+    // bind exactly the function the gate checked, never a spelling the engine might resolve otherwise
+    const ref = client.registerTrigger({ type: parsed.trigger_type, function_id: gate.row.function_id, config: parsed.config });
     // the engine answers a refused binding with a triggerregistrationresult error (engine-protocol §2.3.7)
     let refusal: string | undefined;
     const off = client.on('error', (error) => {
@@ -182,8 +183,9 @@ export class BuiltinHandlers {
         ref.unregister();
         return fail(`Error: ${refusal}`);
       }
-      this.triggers.set(ref.id, { ref, trigger_type: parsed.trigger_type, function_id: functionId });
-      const result: Record<string, unknown> = { id: ref.id, trigger_type: parsed.trigger_type, function_id: functionId, status };
+      const bound = gate.row.function_id;
+      this.triggers.set(ref.id, { ref, trigger_type: parsed.trigger_type, function_id: bound });
+      const result: Record<string, unknown> = { id: ref.id, trigger_type: parsed.trigger_type, function_id: bound, status };
       if (status === 'inactive') result.note = `trigger type '${parsed.trigger_type}' has no provider yet; the trigger waits for one`;
       return ok(result);
     } finally {
@@ -232,9 +234,10 @@ export class BuiltinHandlers {
     const functionId = functionIdFromArgument(parsed.function_id);
     const gate = await checkGate(this.deps.view, this.deps.policy, functionId);
     if (!gate.ok) return fail(gate.text);
+    const checked = gate.row.function_id; // the id the gate approved, as the engine spells it
     try {
-      const result = await this.deps.client.trigger({ function_id: functionId, payload: parsed.payload ?? {}, action: action(parsed) });
-      return ok(answer(functionId, result));
+      const result = await this.deps.client.trigger({ function_id: checked, payload: parsed.payload ?? {}, action: action(parsed) });
+      return ok(answer(checked, result));
     } catch (err) {
       return fail(engineFailureText(err));
     }

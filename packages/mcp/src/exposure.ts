@@ -3,8 +3,12 @@ import { redactText } from '@eng/protocol';
 // spec: seed §2.11 and §4.3 rules 1, 2 and 5 — which engine functions become MCP tools, and
 // under which names.
 
-/** Prefixes never exposed, whatever the metadata or flags say (seed §4.3 rule 5). */
-export const HARD_FLOOR = ['engine::', 'state::', 'stream::', 'eng.', 'eng::', 'mcp::', 'a2a::'] as const;
+/**
+ * Prefixes never exposed, whatever the metadata or flags say (seed §4.3 rule 5). The `iii` ones
+ * too (mcp.md §2): the engine registers iii aliases of its `eng::` functions (`iii::queue::redrive`),
+ * and iii workers' SDK internals use `iii.`. The single definition every path goes through.
+ */
+export const HARD_FLOOR = ['engine::', 'state::', 'stream::', 'eng.', 'eng::', 'iii.', 'iii::', 'mcp::', 'a2a::'] as const;
 
 /** The slice of a function listing row the gate looks at. */
 export interface FunctionRow {
@@ -35,8 +39,13 @@ export function functionIdOf(name: string): string {
   return name.replaceAll('__', '::');
 }
 
+/**
+ * In the floor: the id, or what its tool name reverses to (a function registered as `iii__x` is
+ * listed as `iii__x`, and a call of `iii__x` means `iii::x` first), so listing and calling agree.
+ */
 export function inHardFloor(functionId: string): boolean {
-  return HARD_FLOOR.some((prefix) => functionId.startsWith(prefix));
+  const reversed = functionIdOf(functionId);
+  return HARD_FLOOR.some((prefix) => functionId.startsWith(prefix) || reversed.startsWith(prefix));
 }
 
 /**
