@@ -1,14 +1,12 @@
 import type { EngClient, WorkerSpan } from '@eng/sdk';
-import type { AgentMessage, ContentBlock, Model } from '../router/types.ts';
+import type { AgentMessage, ContentBlock } from '../router/types.ts';
 import type { EventTypes } from '../shared/event-types.ts';
 import { appendResult, type CallScope, deniedResult, execute, resultMessage, screen } from './calls.ts';
-import { compactSession, wouldOverflow } from './compaction.ts';
 import { HarnessEvent, type TurnCompletedEvent } from './events.ts';
 import { type FunctionCall, Generation, type GenerationOutcome } from './generation.ts';
-import { agentTriggerTool, FunctionPolicy, gateDenials } from './policy.ts';
-import { functionCatalogue, systemPrompt, systemPromptOverride } from './prompts.ts';
+import { FunctionPolicy } from './policy.ts';
+import { StepInputs } from './step-input.ts';
 import type { TurnStore } from './store.ts';
-import { contextOf, readTranscript, toChatMessages } from './transcript.ts';
 import type { PendingCall, QueuedMessage, TurnRecord } from './types.ts';
 
 // spec: console-worker §2.3 — the durable turn loop: generate, run the model's function calls
@@ -37,8 +35,7 @@ export class Turn {
   /** Messages appended while the turn ran between steps: one more step answers them. */
   private mergedSinceStep = false;
   private wake?: () => void;
-  private model?: Model;
-  private override?: Promise<string | undefined>;
+  private readonly inputs: StepInputs;
   /** The `working` status write, started with the turn and not waited for (the step needs none of it). */
   private statusWrite: Promise<void> = Promise.resolve();
   /** Set when the harness itself stops the turn (shutdown): it fails instead of being cancelled. */
@@ -62,6 +59,7 @@ export class Turn {
       .setAttribute('eng.message.id', record.user_entry_id)
       .setAttribute('gen_ai.request.model', `${record.provider}::${record.model}`);
     record.traceparent ??= this.span.traceparent;
+    this.inputs = new StepInputs(deps.client, record, this.span);
   }
 
   get sessionId(): string {
@@ -225,37 +223,12 @@ export class Turn {
     r.status = 'running';
     r.assistant_entry_id = `e_${r.turn_id}_${r.step}`;
     this.mergedSinceStep = false;
-    const mode = r.options.mode ?? 'agent';
-    // everything a step needs is fetched at once; the channel for the stream is made meanwhile
+    // the stream's channel is made while the step's input is fetched
     const channel = this.deps.client.createChannel(1024);
     channel.catch(() => undefined);
-    this.override ??= systemPromptOverride(this.deps.client, r.provider);
-    const functions = r.options.functions ?? {};
-    const policy = gateDenials(this.deps.client).then(
-      (deny) => new FunctionPolicy({ allow: functions.allow, deny: [...(functions.deny ?? []), ...deny] }),
-    );
-    const [transcript, model, catalogue, override] = await Promise.all([
-      readTranscript(this.deps.client, this.sessionId),
-      this.modelInfo(),
-      mode === 'ask' ? Promise.resolve('') : functionCatalogue(this.deps.client, policy),
-      this.override,
-      this.deps.store.save(r),
-    ]);
-    this.policy = await policy;
-    const system = systemPrompt(override, r.options, catalogue);
     const opening = r.step === 1 ? this.opening : undefined;
-    if (opening && !transcript.some((item) => item.entry_id === opening.entry_id)) {
-      transcript.push({ entry_id: opening.entry_id, message: opening.message });
-    }
-    let context = contextOf(transcript);
-    if (model && wouldOverflow(model, context, system)) {
-      const compacted = await compactSession(
-        this.deps.client,
-        { sessionId: this.sessionId, turnId: this.turnId, model, span: this.span },
-        context,
-      );
-      if (compacted.compacted) context = compacted.context;
-    }
+    const input = await this.inputs.prepare(opening, this.deps.store.save(r));
+    this.policy = input.policy;
     const span = this.deps.client.startSpan('generation', { parent: this.span.traceparent });
     span.setAttribute('eng.session.id', this.sessionId).setAttribute('eng.turn.id', this.turnId).setAttribute('eng.step', r.step);
     span.setAttribute('gen_ai.request.model', r.model).setAttribute('gen_ai.system', r.provider);
@@ -268,9 +241,9 @@ export class Turn {
         entryId: r.assistant_entry_id,
         model: r.model,
         provider: r.provider,
-        messages: toChatMessages(context),
-        system,
-        tools: mode === 'ask' ? undefined : [agentTriggerTool('')],
+        messages: input.messages,
+        system: input.system,
+        tools: input.tools,
         thinking_level: r.options.thinking_level,
         provider_options: r.options.provider_options,
       },
@@ -293,21 +266,6 @@ export class Turn {
       this.generation = undefined;
       r.assistant_entry_id = undefined;
     }
-  }
-
-  private async modelInfo(): Promise<Model | undefined> {
-    if (this.model) return this.model;
-    try {
-      const found = await this.deps.client.call<Model | null>(
-        'router::models::get',
-        { model: this.record.model, provider: this.record.provider },
-        { timeoutMs: 5000 },
-      );
-      this.model = found ?? undefined;
-    } catch {
-      this.model = undefined;
-    }
-    return this.model;
   }
 
   /** Each call in order: denied ones get their reason, allowed ones run, held ones wait for a human. */
