@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatStack, collect, startChatStack, transcript, waitFor } from './chat-loop-helpers.ts';
+import { type ChatStack, collect, failure, startChatStack, transcript, waitFor } from './chat-loop-helpers.ts';
 
 // Modes (ask offers no tool), a message merged into a turn between steps (its function result
 // still goes right after the call that made it), and harness::run held open until the answer.
@@ -80,5 +80,23 @@ describe('harness modes, merged messages and harness::run', () => {
     );
     expect(result).toMatchObject({ session_id: sid, accepted: true, status: 'completed', result: 'A complete answer.' });
     expect((await stack.client.call<any>('harness::status', { session_id: sid })).turn_id).toBe(result.turn_id);
+  });
+
+  it('names a missing router instead of failing obscurely, and picks up again when it is back', async () => {
+    await stack.workers.router?.stop();
+    const sid = sessionId();
+    const refused = await failure(stack.client.call('harness::send', { session_id: sid, session: {}, model: 'gpt-4o', message: 'hi' }));
+    expect(refused.code).toBe('harness/dependency_unavailable');
+    expect(refused.message).toMatch(/the model router \(llm-router\) is not running/);
+    // a restarted router hears from the providers again (router::ready) and the catalogue refills
+    stack.start('router');
+    await waitFor(async () => (await stack.client.call<{ models: unknown[] }>('router::models::list', {})).models.length > 0, 20_000, 100);
+    stack.fake.turn({ text: 'back online' });
+    const result = await stack.client.call<any>(
+      'harness::run',
+      { session_id: sid, session: {}, model: 'gpt-4o', message: 'hi' },
+      { timeoutMs: 30_000 },
+    );
+    expect(result).toMatchObject({ status: 'completed', result: 'back online' });
   });
 });

@@ -40,6 +40,20 @@ function userMessage(message: z.infer<typeof UserMessageInput>): { role: 'user';
   return { role: 'user', content: message.content as ContentBlock[], timestamp: message.timestamp ?? Date.now() };
 }
 
+/** A worker the harness needs is not connected: say which, instead of a bare function_not_found. */
+function unavailable(functionId: string, what: string) {
+  return (err: unknown): never => {
+    if ((err as { code?: string }).code === 'function_not_found') {
+      throw domainError(
+        'harness',
+        'dependency_unavailable',
+        `${what} is not running (${functionId} is not registered); start it with eng worker add harness`,
+      );
+    }
+    throw err;
+  };
+}
+
 export class HarnessService {
   readonly turns = new Map<string, Turn>();
   /** One send at a time per session: a second one sees the turn the first started. */
@@ -95,7 +109,10 @@ export class HarnessService {
     );
     const reading = this.client.call<{ meta: unknown } | null>('session::get', { session_id: sessionId }, { timeoutMs: 15_000 });
     routing.catch(() => undefined);
-    const [route, found] = await Promise.all([routing, reading]);
+    const [route, found] = await Promise.all([
+      routing.catch(unavailable('router::route', 'the model router (llm-router)')),
+      reading.catch(unavailable('session::get', 'the session store (session-manager)')),
+    ]);
     if (!found) await this.createSession(input);
     const message = userMessage(input.message);
     const active = this.turns.get(sessionId);

@@ -23,6 +23,7 @@ export async function streamChatCompletion(
   request: ProviderStreamRequest,
   output: GenerationOutput,
   signal: AbortSignal,
+  reasons = false,
 ): Promise<GenerationResult> {
   const params: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming = {
     model: request.model,
@@ -37,7 +38,8 @@ export async function streamChatCompletion(
     else params.max_tokens = request.max_output_tokens;
   }
   const options = (request.provider_options?.openai ?? {}) as { reasoning_effort?: unknown };
-  const effort = typeof options.reasoning_effort === 'string' ? options.reasoning_effort : request.thinking_level;
+  // a thinking level goes only to models known to reason (others answer 400); an explicit effort always goes
+  const effort = typeof options.reasoning_effort === 'string' ? options.reasoning_effort : reasons ? request.thinking_level : undefined;
   if (effort && effort !== 'default') params.reasoning_effort = (effort === 'xhigh' ? 'high' : effort) as OpenAI.ReasoningEffort;
 
   const stream = await client.chat.completions.create(params, { signal });

@@ -50,7 +50,14 @@ export const openaiProvider: ProviderDefinition = {
   supports_model_listing: true,
   api_url_is_enough: true,
   listModels,
-  stream: (request, credentials, output, signal) => streamChatCompletion(clientFor(credentials), request, output, signal),
+  stream: (request, credentials, output, signal) =>
+    streamChatCompletion(
+      clientFor(credentials),
+      request,
+      output,
+      signal,
+      describeModel(request.model, PROVIDER_ID)?.supports_thinking === true,
+    ),
 };
 
 export async function main(): Promise<void> {
