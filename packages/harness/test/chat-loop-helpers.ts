@@ -111,8 +111,16 @@ export async function waitForFunctions(client: EngClient, ids: string[], timeout
   );
 }
 
-/** Record every payload a trigger type delivers, through a function of the test client. */
-export function collect<T = any>(client: EngClient, triggerType: string, config: unknown = {}): { events: T[]; stop(): void } {
+/**
+ * Record every payload a trigger type delivers, through a function of the test client. Resolves
+ * once the binding is live: the engine answered a call made after it, so it has handed the binding
+ * to the type's provider before anything the test does next.
+ */
+export async function collect<T = any>(
+  client: EngClient,
+  triggerType: string,
+  config: unknown = {},
+): Promise<{ events: T[]; stop(): void }> {
   const events: T[] = [];
   const functionId = `test::collect::${triggerType}::${Math.random().toString(36).slice(2)}`;
   const fn = client.registerFunction(functionId, async (payload) => {
@@ -120,6 +128,7 @@ export function collect<T = any>(client: EngClient, triggerType: string, config:
     return {};
   });
   const trigger = client.registerTrigger({ type: triggerType, function_id: functionId, config });
+  await client.call('engine::functions::list', { prefix: 'test::' });
   return {
     events,
     stop() {

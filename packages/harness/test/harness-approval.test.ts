@@ -35,7 +35,7 @@ describe('harness and the approval gate', () => {
   });
 
   async function heldTurn(sid: string, callId: string) {
-    const pending = collect<any>(stack.client, 'approval::pending-created', {});
+    const pending = await collect<any>(stack.client, 'approval::pending-created', {});
     stack.fake.turn({
       text: 'Deploying now.',
       toolCalls: [{ id: callId, name: 'agent_trigger', arguments: { function: 'demo::deploy', payload: { env: sid } } }],
@@ -53,7 +53,7 @@ describe('harness and the approval gate', () => {
 
   it('holds the call, then runs it once a person allows it, and the turn finishes', async () => {
     const sid = sessionId();
-    const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
     const { answer, event } = await heldTurn(sid, 'call_dep_allow');
     expect(event).toMatchObject({ session_id: sid, turn_id: answer.turn_id, function_id: 'demo::deploy', status: 'pending' });
     const status = await stack.client.call<any>('harness::status', { session_id: sid });
@@ -89,7 +89,7 @@ describe('harness and the approval gate', () => {
 
   it('gives the model the reason when a person denies the call, and the function never runs', async () => {
     const sid = sessionId();
-    const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
     await heldTurn(sid, 'call_dep_deny');
     stack.fake.turn({ text: 'Understood, not deploying.' });
     await stack.client.call('approval::resolve', {
@@ -114,8 +114,8 @@ describe('harness and the approval gate', () => {
 
   it('stopping a turn that waits for approval cancels it and settles the held call as aborted', async () => {
     const sid = sessionId();
-    const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
-    const resolved = collect<any>(stack.client, 'approval::pending-resolved', {});
+    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+    const resolved = await collect<any>(stack.client, 'approval::pending-resolved', {});
     await heldTurn(sid, 'call_dep_stop');
     expect(await stack.client.call('harness::stop', { session_id: sid })).toEqual({ stopping: true });
     await waitFor(() => done.events.length === 1, 15_000);

@@ -22,7 +22,7 @@ describe('harness and compaction', () => {
   });
 
   async function turn(sid: string, message: string, answer: string, model = 'gpt-4o') {
-    const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
     stack.fake.turn({ text: answer });
     await stack.client.call('harness::send', { session_id: sid, session: {}, model, message });
     await waitFor(() => done.events.length === 1, 15_000);
@@ -111,7 +111,7 @@ describe('harness and compaction', () => {
     const requestsBefore = stack.fake.chatRequests().length;
     stack.fake.fallback = (request) => stack.fake.reply({ text: isSummariser(request.body) ? SUMMARY : 'fits now' });
     try {
-      const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+      const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
       await stack.client.call('harness::send', { session_id: sid, model: 'local-small', message: 'new question' });
       await waitFor(() => done.events.length === 1, 30_000);
       expect(done.events[0]).toMatchObject({ status: 'completed', result: 'fits now' });

@@ -21,14 +21,14 @@ describe('harness durability', () => {
     stack = await startChatStack();
     const s = stack;
     const sid = `s_kill_${process.pid}`;
-    const updates = collect<any>(s.client, 'session::message-updated', { session_id: sid });
+    const updates = await collect<any>(s.client, 'session::message-updated', { session_id: sid });
     s.fake.turn({ text: 'alpha beta gamma delta epsilon', stallAfter: 3 });
     const answer = await s.client.call<any>('harness::send', { session_id: sid, session: {}, model: 'gpt-4o', message: 'go' });
     await waitFor(() => updates.events.some((e) => e.message.content[0]?.text === 'alpha beta '), 15_000);
     expect(await statusOf(s, sid)).toBe('working');
 
     await s.workers.harness?.kill();
-    const done = collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
     s.start('harness');
     await waitFor(() => done.events.length === 1, 20_000);
     expect(done.events[0]).toMatchObject({ turn_id: answer.turn_id, status: 'failed', reason: 'interrupted' });
@@ -71,7 +71,7 @@ describe('harness durability', () => {
     await waitForFunctions(s.client, ['harness::function::resolve']);
     await waitFor(async () => (await s.client.call<any>('harness::status', { session_id: sid }))?.status === 'awaiting_functions', 15_000);
     expect(await statusOf(s, sid)).toBe('working');
-    const done = collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
     await waitFor(
       async () =>
         (await s.client.call<any>('harness::function::resolve', { session_id: sid, function_call_id: 'call_deploy_1', action: 'execute' }))
@@ -91,7 +91,7 @@ describe('harness durability', () => {
     stack = await startChatStack({ stateFile: join(dir, 'state.db'), dataDir: join(dir, 'data') });
     const s = stack;
     const sid = `s_restart_${process.pid}`;
-    const done = collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
     s.fake.turn({ text: 'Stored answer.' });
     await s.client.call('harness::send', { session_id: sid, session: { title: 'durable' }, model: 'gpt-4o', message: 'remember me' });
     await waitFor(() => done.events.length === 1, 15_000);
@@ -109,7 +109,7 @@ describe('harness durability', () => {
 
     // and the conversation continues with its history
     await waitFor(async () => (await s.client.call<{ models: unknown[] }>('router::models::list', {})).models.length > 0, 30_000, 200);
-    const after = collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
+    const after = await collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
     s.fake.turn({ text: 'Still here.' });
     await waitFor(async () => {
       await s.client.call('harness::send', { session_id: sid, model: 'gpt-4o', message: 'still there?', idempotency_key: 'after-restart' });

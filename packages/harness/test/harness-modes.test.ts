@@ -29,7 +29,7 @@ describe('harness modes, merged messages and harness::run', () => {
   it('ask mode offers no tool and says so in the system prompt; agent and plan offer agent_trigger', async () => {
     for (const mode of ['ask', 'plan', 'agent'] as const) {
       const sid = sessionId();
-      const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+      const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
       stack.fake.turn({ text: `answer in ${mode}` });
       await stack.client.call('harness::send', { session_id: sid, session: {}, model: 'gpt-4o', message: 'hi', options: { mode } });
       await waitFor(() => done.events.length === 1, 15_000);
@@ -43,7 +43,7 @@ describe('harness modes, merged messages and harness::run', () => {
 
   it('merges a message sent while a function runs, and answers it in the same turn', async () => {
     const sid = sessionId();
-    const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
     stack.fake.turn({ toolCalls: [{ id: 'call_slow_1', name: 'agent_trigger', arguments: { function: 'demo::slow', payload: {} } }] });
     stack.fake.turn({ text: 'Done, and noted your follow-up.' });
     const first = await stack.client.call<any>('harness::send', {

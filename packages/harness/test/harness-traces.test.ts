@@ -33,7 +33,7 @@ describe('harness traces and secrets', () => {
 
   it('traces the turn, its generations and its function calls under the session id', async () => {
     const sid = `s_trace_${process.pid}`;
-    const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
     stack.fake.turn({ toolCalls: [{ id: 'call_lookup_1', name: 'agent_trigger', arguments: { function: 'demo::lookup', payload: {} } }] });
     stack.fake.turn({ text: 'Looked it up.' });
     const answer = await stack.client.call<any>('harness::send', { session_id: sid, session: {}, model: 'gpt-4o', message: 'look it up' });
@@ -70,7 +70,17 @@ describe('harness traces and secrets', () => {
     expect(call.parent_span_id).toBe(turnSpan.span_id);
     expect(attr(call, 'eng.function_call.id')).toBe('call_lookup_1');
     // the function's own execution is a child of the call span: one trace from send to function
-    const all = (await stack.client.call<{ spans: any[] }>('engine::traces::spans', { trace_id: turnSpan.trace_id })).spans;
+    // spans of other processes arrive with their own batching: wait for them
+    const traceOf = async () => (await stack.client.call<{ spans: any[] }>('engine::traces::spans', { trace_id: turnSpan.trace_id })).spans;
+    await waitFor(
+      async () => {
+        const n = (await traceOf()).map((s) => s.name);
+        return n.includes('execute demo::lookup') && n.includes('execute provider::openai::stream');
+      },
+      15_000,
+      100,
+    );
+    const all = await traceOf();
     const executed = all.find((s) => s.name === 'execute demo::lookup');
     expect(executed?.parent_span_id).toBe(call.span_id);
     // the provider's stream ran in the same trace, under the generation
@@ -81,7 +91,7 @@ describe('harness traces and secrets', () => {
     // a bad key round trip too: the API's 401 text quotes the key it was given
     stack.fake.error(401, `Incorrect API key provided: ${KEY}.`, 'invalid_request_error', 'invalid_api_key');
     const sid = `s_secret_${process.pid}`;
-    const done = collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
+    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
     await stack.client.call('harness::send', { session_id: sid, session: {}, model: 'gpt-4o', message: 'hi' });
     await waitFor(() => done.events.length === 1, 15_000);
     expect(done.events[0].status).toBe('failed');

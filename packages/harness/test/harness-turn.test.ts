@@ -27,9 +27,9 @@ describe('harness turns', () => {
 
   it('streams the answer into the assistant entry with rising revisions and completes the turn', async () => {
     const sid = sessionId();
-    const updates = collect<any>(stack.client, 'session::message-updated', { session_id: sid });
-    const started = collect<any>(stack.client, 'harness::turn-started', { session_id: sid });
-    const done = completed(sid);
+    const updates = await collect<any>(stack.client, 'session::message-updated', { session_id: sid });
+    const started = await collect<any>(stack.client, 'harness::turn-started', { session_id: sid });
+    const done = await completed(sid);
     stack.fake.turn({ text: 'The quick brown fox jumps over the lazy dog again and again.', delayMs: 15 });
     const answer = await send({ session_id: sid, message: 'Tell me about foxes.' });
     expect(answer).toMatchObject({ session_id: sid, accepted: true });
@@ -75,7 +75,7 @@ describe('harness turns', () => {
 
   it('runs a function call through agent_trigger and gives the model its result', async () => {
     const sid = sessionId();
-    const done = completed(sid);
+    const done = await completed(sid);
     stack.fake.turn({
       toolCalls: [{ id: 'call_add_1', name: 'agent_trigger', arguments: { function: 'demo::add', payload: { a: 2, b: 3 } } }],
     });
@@ -121,7 +121,7 @@ describe('harness turns', () => {
         return { ran: true };
       }),
     );
-    const done = completed(sid);
+    const done = await completed(sid);
     stack.fake.turn({
       toolCalls: [
         { id: 'call_p1', name: 'agent_trigger', arguments: { function: 'approval::probe', payload: {} } },
@@ -151,8 +151,8 @@ describe('harness turns', () => {
 
   it('stops mid-stream: the partial message ends aborted and the turn is cancelled', async () => {
     const sid = sessionId();
-    const done = completed(sid);
-    const updates = collect<any>(stack.client, 'session::message-updated', { session_id: sid });
+    const done = await completed(sid);
+    const updates = await collect<any>(stack.client, 'session::message-updated', { session_id: sid });
     stack.fake.turn({ text: 'one two three four five six seven eight', stallAfter: 4 });
     const answer = await send({ session_id: sid, message: 'count' });
     await waitFor(() => updates.events.some((e) => e.message.content[0]?.text === 'one two three '), 15_000);
@@ -171,7 +171,7 @@ describe('harness turns', () => {
 
   it('answers a resend with the same idempotency key as a duplicate, under a deterministic entry id', async () => {
     const sid = sessionId();
-    const done = completed(sid);
+    const done = await completed(sid);
     stack.fake.turn({ text: 'Once.' });
     const first = await send({ session_id: sid, message: 'hello', idempotency_key: 'msg:1/a' });
     const again = await send({ session_id: sid, message: 'hello', idempotency_key: 'msg:1/a' });
@@ -186,8 +186,8 @@ describe('harness turns', () => {
 
   it('queues a message sent while a step streams and answers it in the same turn', async () => {
     const sid = sessionId();
-    const done = completed(sid);
-    const queuedEvents = collect<any>(stack.client, 'harness::message-queued', { session_id: sid });
+    const done = await completed(sid);
+    const queuedEvents = await collect<any>(stack.client, 'harness::message-queued', { session_id: sid });
     stack.fake.turn({ text: 'first answer with a few words', delayMs: 60 });
     stack.fake.turn({ text: 'second answer' });
     const first = await send({ session_id: sid, message: 'first question' });
@@ -214,7 +214,7 @@ describe('harness turns', () => {
 
   it('fails a turn cleanly when the provider stream is malformed, and keeps working', async () => {
     const sid = sessionId();
-    const done = completed(sid);
+    const done = await completed(sid);
     stack.fake.enqueue(malformedOpenAIStream());
     await send({ session_id: sid, message: 'break' });
     await waitFor(() => done.events.length === 1, 15_000);

@@ -178,8 +178,18 @@ describe('provider-openai', () => {
   it('aborts a stalled stream through router::abort and closes the upstream request', async () => {
     fake.turn({ text: 'one two three four five six seven', stallAfter: 3 });
     const abandonedBefore = fake.abandonedStreams;
-    const chat = chatThroughChannel(client, { model: 'gpt-4o', request_id: 'req-abort-1', messages: [user('talk')] }, {});
-    await waitFor(() => fake.openStreams === 1, 10_000);
+    let streamed = '';
+    const chat = chatThroughChannel(
+      client,
+      { model: 'gpt-4o', request_id: 'req-abort-1', messages: [user('talk')] },
+      {
+        onFrame: (f) => {
+          if (f.type === 'text_delta') streamed += f.delta;
+        },
+      },
+    );
+    // the fake holds the stream after two words: abort once both reached the caller
+    await waitFor(() => streamed === 'one two ', 10_000);
     expect(await client.call('router::abort', { request_id: 'req-abort-1' })).toEqual({ aborted: true });
     const { frames, result } = await chat;
     expect(result).toMatchObject({ ok: false, stop_reason: 'aborted' });

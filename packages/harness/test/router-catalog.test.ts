@@ -75,7 +75,7 @@ describe('router catalogue and providers', () => {
   });
 
   it('fills the catalogue from GET /models with the router environment key, and filters it', async () => {
-    const changed = collect<{ provider: string; count: number }>(client, 'router::models::changed');
+    const changed = await collect<{ provider: string; count: number }>(client, 'router::models::changed');
     workers.push(
       startWorker(engine, 'router', {
         OPENAI_API_KEY: 'sk-test-router-env',
@@ -134,7 +134,7 @@ describe('router catalogue and providers', () => {
   });
 
   it('marks a provider unavailable when its worker leaves, and drops its models from the list', async () => {
-    const changes = collect<{ provider: string; op: string }>(client, 'router::provider::changed');
+    const changes = await collect<{ provider: string; op: string }>(client, 'router::provider::changed');
     const provider = startWorker(engine, 'provider-openai', { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: openai.baseUrl });
     openai.apiKey = undefined;
     workers.push(startWorker(engine, 'router'), provider);

@@ -52,7 +52,7 @@ describe('router credentials through the configuration entry', () => {
   });
 
   it('fills the catalogue within seconds of the key being set, and empties it when the key is rejected', async () => {
-    const changed = collect<{ provider: string; count: number }>(client, 'router::models::changed');
+    const changed = await collect<{ provider: string; count: number }>(client, 'router::models::changed');
     const setAt = Date.now();
     await client.call('configuration::set', {
       id: 'llm-router',

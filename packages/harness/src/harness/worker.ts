@@ -10,6 +10,7 @@ import { TurnStore } from './store.ts';
 // `harness` (spec: console-worker §2.3): the durable turn loop, an ordinary worker.
 
 const RECOVERY_RETRY_MS = 2000;
+const RECOVERY_DELAY_MS = 300;
 const SHUTDOWN_WAIT_MS = 3000;
 
 export function startHarness(
@@ -54,7 +55,9 @@ export function startHarness(
       retry = setTimeout(() => void recover(), RECOVERY_RETRY_MS);
     }
   };
-  void recover();
+  // the engine hands over the existing bindings of our trigger types once they are registered: give
+  // it a moment, so a turn failed during recovery is announced to whoever listens
+  retry = setTimeout(() => void recover(), RECOVERY_DELAY_MS);
 
   return {
     service,
