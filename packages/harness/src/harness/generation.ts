@@ -93,6 +93,7 @@ export class Generation {
     this.signalAbort = () => resolve(ABORTED);
   });
   firstTextAt?: number;
+  private framesSeen = 0;
 
   constructor(
     private readonly client: EngClient,
@@ -139,8 +140,9 @@ export class Generation {
         { timeoutMs: 330_000 },
       );
       result = await this.settle(chat);
-      // frames already written still arrive; the channel closes after the last one
-      await Promise.race([reading, sleep(1000)]);
+      // frames already written still arrive and the channel closes after the last one; a provider
+      // that never wrote (it failed before streaming) leaves nothing to wait for
+      await Promise.race([reading, sleep(this.framesSeen ? 1000 : 50)]);
     } catch (err) {
       failure = (err as Error).message ?? String(err);
     } finally {
@@ -197,6 +199,7 @@ export class Generation {
     try {
       for await (const raw of reader) {
         if (typeof raw !== 'string') continue;
+        this.framesSeen++;
         let frame: StreamFrame;
         try {
           frame = JSON.parse(raw) as StreamFrame;
