@@ -48,6 +48,28 @@ describe('harness durability', () => {
     done.stop();
   });
 
+  it('fails the turn cleanly when the provider worker dies mid-stream', async () => {
+    stack = await startChatStack();
+    const s = stack;
+    const sid = `s_provider_${process.pid}`;
+    const updates = await collect<any>(s.client, 'session::message-updated', { session_id: sid });
+    const done = await collect<any>(s.client, 'harness::turn-completed', { session_id: sid });
+    s.fake.turn({ text: 'first words then silence', stallAfter: 3 });
+    await s.client.call('harness::send', { session_id: sid, session: {}, model: 'gpt-4o', message: 'go' });
+    await waitFor(() => updates.events.some((e) => e.message.content[0]?.text === 'first words '), 15_000);
+    await s.workers['provider-openai']?.kill();
+    await waitFor(() => done.events.length === 1, 20_000);
+    expect(done.events[0].status).toBe('failed');
+    const assistant = (await transcript(s.client, sid))[1].message;
+    expect(assistant).toMatchObject({ stop_reason: 'error', content: [{ type: 'text', text: 'first words ' }] });
+    expect(assistant.error_message).toMatch(/provider openai failed/);
+    expect(await statusOf(s, sid)).toBe('error');
+    const providers = await s.client.call<any>('router::provider::list', {});
+    expect(providers.providers.find((p: any) => p.id === 'openai').available).toBe(false);
+    updates.stop();
+    done.stop();
+  });
+
   it('resumes a turn waiting for an approval after a kill, and finishes it once resolved', async () => {
     stack = await startChatStack();
     const s = stack;
