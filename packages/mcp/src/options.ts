@@ -29,7 +29,22 @@ export interface McpOptions {
   sseAfterMs: number;
   /** Worker name on the engine. */
   workerName: string;
+  /** HTTP sessions held at once (the stdio session is not counted). */
+  maxSessions: number;
+  /** Approximate memory all HTTP sessions may hold together (fixed cost + what clients sent to keep). */
+  maxSessionBytes: number;
+  /** An HTTP session with no request (and no open GET stream) for this long ends. */
+  sessionIdleMs: number;
+  /** A session active within this window is never evicted to make room: new ones get 503 instead. */
+  sessionProtectMs: number;
 }
+
+export const SESSION_DEFAULTS = {
+  maxSessions: 1000,
+  maxSessionBytes: 64 * 1024 * 1024,
+  sessionIdleMs: 30 * 60_000,
+  sessionProtectMs: 5 * 60_000,
+} as const;
 
 export const USAGE = `Usage: eng-mcp [options]
 
@@ -43,10 +58,29 @@ Options:
   --http-builtins     also advertise built-ins over HTTP
   --tier <name>       show only functions whose mcp.tier equals the name
   --debug             verbose logging (stderr)
+  --max-sessions <n>  HTTP sessions held at once (default ${SESSION_DEFAULTS.maxSessions})
+  --max-session-bytes <n>
+                      approximate memory of all HTTP sessions together (default ${SESSION_DEFAULTS.maxSessionBytes}, 64 MiB)
+  --session-idle-ms <ms>
+                      end an HTTP session idle this long (default ${SESSION_DEFAULTS.sessionIdleMs}, 30 min)
+  --session-protect-ms <ms>
+                      never evict a session active this recently; answer 503 instead (default ${SESSION_DEFAULTS.sessionProtectMs}, 5 min)
   -h, --help          show this help
   -V, --version       print the version
 
 Logs go to stderr; stdout carries the MCP protocol only.`;
+
+/** Below this the budget cannot hold one ordinary session. */
+const MIN_SESSION_BYTES = 64 * 1024;
+
+/** A non-negative integer flag value no smaller than `min`, or the reason it is not one. */
+function intFlag(flag: string, value: string | undefined, min: number): number | undefined | string {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) return `${flag} must be a whole number, got "${value}"`;
+  const n = Number(text);
+  return n < min ? `${flag} must be at least ${min}, got ${n}` : n;
+}
 
 const WorkerConfig = z
   .object({
@@ -63,6 +97,10 @@ const WorkerConfig = z
     invocation_timeout_ms: z.number().int().positive().optional(),
     poll_ms: z.number().int().min(100).optional(),
     sse_after_ms: z.number().int().min(0).optional(),
+    max_sessions: z.number().int().min(1).optional(),
+    max_session_bytes: z.number().int().min(MIN_SESSION_BYTES).optional(),
+    session_idle_ms: z.number().int().min(1000).optional(),
+    session_protect_ms: z.number().int().min(0).optional(),
   })
   .strict();
 
@@ -99,6 +137,10 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         'http-builtins': { type: 'boolean' },
         tier: { type: 'string' },
         debug: { type: 'boolean', short: 'd' },
+        'max-sessions': { type: 'string' },
+        'max-session-bytes': { type: 'string' },
+        'session-idle-ms': { type: 'string' },
+        'session-protect-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'V' },
       },
@@ -112,6 +154,13 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (typeof config === 'string') return { kind: 'error', message: config };
   const tier = (values.tier as string | undefined) ?? config.tier;
   if (tier !== undefined && tier.trim() === '') return { kind: 'error', message: '--tier needs a non-empty name' };
+  const limits = {
+    maxSessions: intFlag('--max-sessions', values['max-sessions'] as string | undefined, 1),
+    maxSessionBytes: intFlag('--max-session-bytes', values['max-session-bytes'] as string | undefined, MIN_SESSION_BYTES),
+    sessionIdleMs: intFlag('--session-idle-ms', values['session-idle-ms'] as string | undefined, 1000),
+    sessionProtectMs: intFlag('--session-protect-ms', values['session-protect-ms'] as string | undefined, 0),
+  };
+  for (const value of Object.values(limits)) if (typeof value === 'string') return { kind: 'error', message: value };
   const engineUrl = (values['engine-url'] as string | undefined) ?? config.engine_url ?? env.ENG_URL ?? DEFAULT_ENGINE_URL;
   if (!/^wss?:\/\//.test(engineUrl))
     return { kind: 'error', message: `--engine-url must be a ws:// or wss:// URL, got "${redactUrl(engineUrl)}"` };
@@ -132,6 +181,10 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       pollMs: config.poll_ms ?? 5_000,
       sseAfterMs: config.sse_after_ms ?? 10_000,
       workerName: env.ENG_WORKER_NAME || 'eng-mcp',
+      maxSessions: (limits.maxSessions as number | undefined) ?? config.max_sessions ?? SESSION_DEFAULTS.maxSessions,
+      maxSessionBytes: (limits.maxSessionBytes as number | undefined) ?? config.max_session_bytes ?? SESSION_DEFAULTS.maxSessionBytes,
+      sessionIdleMs: (limits.sessionIdleMs as number | undefined) ?? config.session_idle_ms ?? SESSION_DEFAULTS.sessionIdleMs,
+      sessionProtectMs: (limits.sessionProtectMs as number | undefined) ?? config.session_protect_ms ?? SESSION_DEFAULTS.sessionProtectMs,
     },
   };
 }

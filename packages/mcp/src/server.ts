@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describeZodError, redactText } from '@eng/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, InitializeRequestSchema, LoggingLevelSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { BuiltinVisibility, Transport } from './builtins.ts';
 import { builtinsVisible } from './builtins.ts';
@@ -12,7 +13,7 @@ import type { Log } from './log.ts';
 import { paginate } from './pagination.ts';
 import { getPrompt, listPrompts, promptCompletions } from './prompts.ts';
 import { type ContextInfo, RESOURCE_TEMPLATES, RESOURCES, ResourceService } from './resources.ts';
-import { DEFAULT_LOG_LEVEL, type McpSession, type SessionHub } from './sessions.ts';
+import { DEFAULT_LOG_LEVEL, MAX_SUBSCRIPTION_URI, MAX_SUBSCRIPTIONS, type McpSession, type SessionHub } from './sessions.ts';
 import type { ToolService } from './tools.ts';
 
 // One MCP `Server` (the SDK's low-level class) per session, with every handler of mcp.md §4-§10
@@ -48,7 +49,25 @@ export interface ServerDeps {
 }
 
 /** A schema matching only the method, so the handler validates params itself (→ -32602, not -32603). */
-const method = <M extends string>(name: M) => z.object({ method: z.literal(name), params: z.unknown().optional() });
+const methodSchemas = new Map<string, z.ZodType>();
+const method = <M extends string>(name: M) => {
+  // built once per method, not once per session: zod objects are not small and HTTP opens many sessions
+  let schema = methodSchemas.get(name);
+  if (!schema) {
+    schema = z.object({ method: z.literal(name), params: z.unknown().optional() });
+    methodSchemas.set(name, schema);
+  }
+  return schema as z.ZodObject<{ method: z.ZodLiteral<M>; params: z.ZodOptional<z.ZodUnknown> }>;
+};
+/**
+ * The SDK builds an Ajv instance (with formats) per Server unless given one: most of a session's
+ * ~90 KB. It only validates elicitation answers, which this server never requests, so one is shared.
+ */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+function jsonSchemaValidator(): AjvJsonSchemaValidator {
+  sharedValidator ??= new AjvJsonSchemaValidator();
+  return sharedValidator;
+}
 
 function params<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value ?? {});
@@ -83,6 +102,7 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
         completions: {},
       },
       instructions: INSTRUCTIONS,
+      jsonSchemaValidator: jsonSchemaValidator(),
     },
   );
   // registered after construction so the SDK's own setLevel (which accepts any level) is not installed
@@ -94,6 +114,7 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
     initialized: false,
     logLevel: DEFAULT_LOG_LEVEL,
     subscriptions: new Set(),
+    subscriptionBytes: 0,
     lastActiveMs: Date.now(),
   };
   const resources = new ResourceService(deps.view, deps.policy);
@@ -162,14 +183,26 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
   server.setRequestHandler(method('resources/subscribe'), async (request) => {
     const { uri } = params(Uri, request.params);
     if (!ResourceService.validUri(uri)) throw new McpError(ErrorCode.InvalidParams, `Invalid URI: ${uri}`);
-    session.subscriptions.add(uri);
+    if (uri.length > MAX_SUBSCRIPTION_URI) {
+      throw new McpError(ErrorCode.InvalidParams, `Invalid params: uri is longer than ${MAX_SUBSCRIPTION_URI} characters`);
+    }
+    if (!session.subscriptions.has(uri)) {
+      if (session.subscriptions.size >= MAX_SUBSCRIPTIONS) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Invalid params: a session may hold ${MAX_SUBSCRIPTIONS} subscriptions; unsubscribe from one first`,
+        );
+      }
+      session.subscriptions.add(uri);
+      session.subscriptionBytes += uri.length;
+    }
     await deps.onSubscribe?.(uri).catch((err) => deps.log.debug(`cannot take a baseline of ${uri}: ${(err as Error).message}`));
     return {};
   });
   server.setRequestHandler(method('resources/unsubscribe'), async (request) => {
     const { uri } = params(Uri, request.params);
     if (!ResourceService.validUri(uri)) throw new McpError(ErrorCode.InvalidParams, `Invalid URI: ${uri}`);
-    session.subscriptions.delete(uri);
+    if (session.subscriptions.delete(uri)) session.subscriptionBytes -= uri.length;
     return {};
   });
 

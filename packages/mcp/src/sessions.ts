@@ -19,8 +19,14 @@ export interface McpSession {
   initialized: boolean;
   logLevel: LoggingLevel;
   subscriptions: Set<string>;
+  /** UTF-16 length of the subscribed URIs: what subscriptions add to the session's memory. */
+  subscriptionBytes: number;
   lastActiveMs: number;
 }
+
+/** Per-session subscription bounds, so a session's memory stays bounded too. */
+export const MAX_SUBSCRIPTIONS = 256;
+export const MAX_SUBSCRIPTION_URI = 2048;
 
 interface ProgressSlot {
   session: McpSession;

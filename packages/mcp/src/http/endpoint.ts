@@ -14,8 +14,14 @@ import { type HttpReply, HttpSessionTransport, jsonReply } from './session-trans
 
 export const HTTP_FUNCTION_ID = 'mcp::http';
 export const MCP_PATH = 'mcp';
-const SESSION_IDLE_MS = 30 * 60_000;
-const MAX_SESSIONS = 10_000;
+/**
+ * What one initialized HTTP session costs besides what its client sent: measured ~9 KiB of heap and
+ * ~16 KiB of RSS per session (3000 sessions in one process, the SDK's Ajv instance shared).
+ */
+export const SESSION_BASE_BYTES = 16 * 1024;
+/** The client's initialize params stay referenced by the SDK; as objects they take more than their JSON. */
+const RETAINED_FACTOR = 2;
+const REFUSAL_LOG_EVERY_MS = 60_000;
 
 /** What eng-http hands the function (engine-protocol §5.2); channel ends are live SDK objects. */
 interface HttpInput {
@@ -28,6 +34,8 @@ interface HttpInput {
 interface Entry {
   session: McpSession;
   transport: HttpSessionTransport;
+  /** Fixed part of the memory estimate (base + initialize params); subscriptions are added live. */
+  bytes: number;
 }
 
 export interface EndpointOptions {
@@ -35,6 +43,10 @@ export interface EndpointOptions {
   allowedHosts: string[];
   maxBodyBytes: number;
   sseAfterMs: number;
+  maxSessions: number;
+  maxSessionBytes: number;
+  sessionIdleMs: number;
+  sessionProtectMs: number;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -57,8 +69,12 @@ function accepts(header: string | undefined): { json: boolean; sse: boolean } {
 }
 
 export class HttpEndpoint {
+  /** Least recently active first: a request moves its session to the end (eviction and expiry scan from the front). */
   private readonly entries = new Map<string, Entry>();
+  /** Sum of the entries' fixed `bytes`. */
+  private fixedBytes = 0;
   private sweeper?: NodeJS.Timeout;
+  private refused = { count: 0, loggedAt: Number.NEGATIVE_INFINITY };
 
   constructor(
     private readonly client: EngClient,
@@ -76,7 +92,8 @@ export class HttpEndpoint {
     for (const method of ['POST', 'GET', 'DELETE']) {
       this.client.registerTrigger({ type: 'http', function_id: HTTP_FUNCTION_ID, config: { api_path: MCP_PATH, http_method: method } });
     }
-    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    // often enough that an idle session never outlives its expiry by more than a quarter of it
+    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(250, Math.floor(this.options.sessionIdleMs / 4))));
     this.sweeper.unref();
   }
 
@@ -115,14 +132,26 @@ export class HttpEndpoint {
     }
   }
 
-  /** 400 without the header, 404 for an unknown (or ended) session. */
+  /** 400 without the header, 404 for an unknown, ended or expired session. */
   private lookup(headers: Record<string, string>): Entry | HttpReply {
     const id = headers[SESSION_HEADER];
     if (!id) return error(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const entry = this.entries.get(id);
     if (!entry) return error(404, -32001, 'Session not found');
-    entry.session.lastActiveMs = Date.now();
+    const now = Date.now();
+    if (this.expired(entry, now)) {
+      // the sweeper may not have come by yet: an expired session is gone all the same
+      void this.close(entry);
+      return error(404, -32001, 'Session not found');
+    }
+    entry.session.lastActiveMs = now;
+    this.entries.delete(id);
+    this.entries.set(id, entry);
     return entry;
+  }
+
+  private expired(entry: Entry, now: number): boolean {
+    return now - entry.session.lastActiveMs >= this.options.sessionIdleMs && !entry.transport.hasStandaloneStream;
   }
 
   private async post(input: HttpInput, headers: Record<string, string>): Promise<HttpReply | null> {
@@ -161,7 +190,10 @@ export class HttpEndpoint {
     if (initialize) {
       if (headers[SESSION_HEADER]) return error(400, INVALID_REQUEST, 'Invalid Request: Server already initialized');
       if (batch) return error(400, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch');
-      entry = await this.open();
+      const bytes = SESSION_BASE_BYTES + RETAINED_FACTOR * (JSON.stringify((initialize as { params?: unknown }).params) ?? '').length;
+      const refusal = this.makeRoom(bytes, (initialize as { id: string | number }).id);
+      if (refusal) return refusal;
+      entry = await this.open(bytes);
       created = true;
     } else {
       const found = this.lookup(headers);
@@ -220,37 +252,95 @@ export class HttpEndpoint {
     return { status_code: 200, headers: { 'content-type': 'application/json' }, body: null };
   }
 
-  private async open(): Promise<Entry> {
-    if (this.entries.size >= MAX_SESSIONS) this.evictOldest();
+  /**
+   * Room for a session of `bytes` within both caps, made by evicting the least recently active
+   * sessions idle longer than `sessionProtectMs` (those without a GET stream first); a session
+   * active more recently is never evicted, so when that is not enough the initialize is refused:
+   * 503 with Retry-After (when the oldest session becomes evictable) and a JSON-RPC error body.
+   */
+  private makeRoom(bytes: number, requestId: string | number): HttpReply | undefined {
+    const { maxSessions, maxSessionBytes, sessionProtectMs } = this.options;
+    if (bytes > maxSessionBytes) {
+      return jsonReply(
+        413,
+        errorMessage(
+          requestId,
+          -32000,
+          `Payload Too Large: this initialize would hold ~${bytes} bytes, over the session memory budget (${maxSessionBytes})`,
+        ),
+      );
+    }
+    let used = this.fixedBytes;
+    for (const entry of this.entries.values()) used += entry.session.subscriptionBytes;
+    const fits = () => this.entries.size < maxSessions && used + bytes <= maxSessionBytes;
+    if (fits()) return undefined;
+    const now = Date.now();
+    for (const withStream of [false, true]) {
+      for (const entry of this.entries.values()) {
+        if (fits()) break;
+        if (now - entry.session.lastActiveMs < sessionProtectMs) break; // LRU order: the rest are newer still
+        if (entry.transport.hasStandaloneStream !== withStream) continue;
+        used -= entry.bytes + entry.session.subscriptionBytes;
+        this.log.debug(`evicting MCP session ${entry.session.id} (idle ${now - entry.session.lastActiveMs} ms) to make room`);
+        void this.close(entry);
+      }
+    }
+    if (fits()) return undefined;
+    const oldest = this.entries.values().next().value as Entry | undefined;
+    const waitMs = oldest ? oldest.session.lastActiveMs + sessionProtectMs - now : 1000;
+    const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+    this.noteRefusal(retryAfter);
+    const used_ = `${this.entries.size}/${maxSessions} sessions, ~${Math.ceil(used / 1024)}/${Math.floor(maxSessionBytes / 1024)} KiB`;
+    return jsonReply(
+      503,
+      errorMessage(requestId, -32000, `Service Unavailable: the MCP session limit is reached (${used_}); retry in ${retryAfter} s`),
+      { 'retry-after': String(retryAfter) },
+    );
+  }
+
+  /** One warning per minute at most under a flood, with the count since the last one. */
+  private noteRefusal(retryAfter: number): void {
+    this.refused.count++;
+    const now = Date.now();
+    if (now - this.refused.loggedAt < REFUSAL_LOG_EVERY_MS) return;
+    this.log.warn(
+      `refused ${this.refused.count} MCP initialize request(s): session limit reached (max ${this.options.maxSessions} sessions, ` +
+        `${this.options.maxSessionBytes} bytes; none idle for ${this.options.sessionProtectMs} ms); Retry-After ${retryAfter} s`,
+    );
+    this.refused = { count: 0, loggedAt: now };
+  }
+
+  private async open(bytes: number): Promise<Entry> {
     const id = randomUUID();
     const session = this.createSession(id);
     const transport = new HttpSessionTransport(id);
-    await session.server.connect(transport);
-    const entry = { session, transport };
+    // counted before the first await, so concurrent initializes cannot overshoot the caps
+    const entry: Entry = { session, transport, bytes };
     this.entries.set(id, entry);
+    this.fixedBytes += bytes;
     this.hub.add(session);
+    try {
+      await session.server.connect(transport);
+    } catch (err) {
+      await this.close(entry);
+      throw err;
+    }
     return entry;
   }
 
   private async close(entry: Entry): Promise<void> {
     if (!this.entries.delete(entry.session.id)) return;
+    this.fixedBytes -= entry.bytes;
     this.hub.remove(entry.session);
     await entry.session.server.close().catch(() => undefined);
   }
 
-  private evictOldest(): void {
-    let oldest: Entry | undefined;
-    for (const entry of this.entries.values()) {
-      if (!oldest || entry.session.lastActiveMs < oldest.session.lastActiveMs) oldest = entry;
-    }
-    if (oldest) void this.close(oldest);
-  }
-
-  /** Sessions idle for 30 minutes without a GET stream are ended; their clients re-initialize on the 404. */
+  /** Sessions idle for `sessionIdleMs` without a GET stream are ended; their clients re-initialize on the 404. */
   private sweep(): void {
-    const cutoff = Date.now() - SESSION_IDLE_MS;
+    const now = Date.now();
     for (const entry of [...this.entries.values()]) {
-      if (entry.session.lastActiveMs < cutoff && !entry.transport.hasStandaloneStream) void this.close(entry);
+      if (now - entry.session.lastActiveMs < this.options.sessionIdleMs) break; // LRU order
+      if (this.expired(entry, now)) void this.close(entry);
     }
   }
 
