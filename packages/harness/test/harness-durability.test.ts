@@ -121,6 +121,8 @@ describe('harness durability', () => {
     const before = await transcript(s.client, sid);
 
     await s.engine.restart();
+    // every worker reconnects on its own and registers again
+    await waitForFunctions(s.client, ['harness::send', 'harness::status', 'router::chat', 'provider::openai::stream'], 30_000);
     // a fresh session store reads what the engine kept, not what a process remembered
     await s.workers.session?.stop();
     s.start('session');
@@ -138,6 +140,7 @@ describe('harness durability', () => {
       return true;
     }, 20_000);
     await waitFor(() => after.events.length === 1, 15_000);
+    expect(after.events[0]).toMatchObject({ status: 'completed', result: 'Still here.' });
     const sent = s.fake
       .chatRequests()
       .at(-1)

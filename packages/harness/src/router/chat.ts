@@ -21,6 +21,9 @@ const ChatInput = z.object({
   ...GenerationFields,
 });
 
+/** Attempts at a provider whose stream function is missing (about 1.5 s in all). */
+const PROVIDER_ATTEMPTS = 4;
+
 export interface Route {
   provider: string;
   model: string;
@@ -120,9 +123,7 @@ export class ChatRouter {
         provider_options: request.provider_options,
         writer: streaming ? writer : undefined,
       };
-      return await this.client.call<GenerationResult>(`provider::${route.provider}::stream`, payload, {
-        timeoutMs: settings.stream_timeout_ms + 10_000,
-      });
+      return await this.callProvider(route.provider, payload, settings.stream_timeout_ms + 10_000);
     } catch (err) {
       // the provider worker failed or left mid-stream: a result the caller can record, not a throw
       const message = err instanceof Error ? err.message : String(err);
@@ -138,6 +139,21 @@ export class ChatRouter {
       };
     } finally {
       this.inflight.delete(requestId);
+    }
+  }
+
+  /**
+   * The provider's stream function. One that is not registered (its worker reconnecting after an
+   * engine restart) is tried again shortly: the call never started, so nothing was streamed twice.
+   */
+  private async callProvider(provider: string, payload: unknown, timeoutMs: number): Promise<GenerationResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.client.call<GenerationResult>(`provider::${provider}::stream`, payload, { timeoutMs });
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'function_not_found' || attempt >= PROVIDER_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 250 * attempt));
+      }
     }
   }
 
