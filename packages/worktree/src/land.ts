@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { TriggerAction } from '@eng/sdk';
 import { z } from 'zod';
 import { type Ctx, checkGate, gitTimeout, registerFunction, SessionId, WorktreeId } from './context.ts';
@@ -50,15 +51,16 @@ export function registerLand(ctx: Ctx): { recover(): void } {
     async (input) => {
       checkGate(ctx, 'allow_land', 'worktree::land');
       if (input.test_cmd !== undefined) checkGate(ctx, 'allow_test_cmd', 'a land test command');
+      // check-ref-format needs no repository: any folder will do as its cwd
+      const target = await checkBranchName('target_branch', input.target_branch, tmpdir(), gitTimeout(ctx));
+      if (!ctx.config().gates.land_targets.some((p) => globMatch(p, target))) {
+        throw worktreeError(
+          W.TargetNotAllowed,
+          `landing onto ${target} is not allowed (gates.land_targets of the worktree configuration entry)`,
+        );
+      }
       const job = await ctx.locks.with(`wt:${input.worktree_id}`, async () => {
         const record = ctx.store.require(input.worktree_id);
-        const target = await checkBranchName('target_branch', input.target_branch, record.repo_path, gitTimeout(ctx));
-        if (!ctx.config().gates.land_targets.some((p) => globMatch(p, target))) {
-          throw worktreeError(
-            W.TargetNotAllowed,
-            `landing onto ${target} is not allowed (gates.land_targets of the worktree configuration entry)`,
-          );
-        }
         if (target === record.branch) throw worktreeError(W.InvalidRequest, `worktree::land: ${target} is the worktree's own branch`);
         if (record.lifecycle === 'landing') {
           throw worktreeError(W.Busy, `worktree ${record.worktree_id} already has a land in progress (job ${record.land?.job_id})`);
