@@ -66,9 +66,9 @@ describe('option injection and path escapes', () => {
     expect((await failure(call('worktree::create', { repo_path: '--git-dir=/tmp' }))).code).toBe('W102');
     expect((await failure(call('worktree::get', { worktree_id: 'wt_abc/../../etc' }))).code).toBe('W100');
     const wt = await call('worktree::create', { repo_path: repos.repo });
-    const escape = join(wt.path, '..', '..', '..', 'repo');
-    expect(await call('worktree::validate', { path: escape })).toMatchObject({ valid: false, managed: false });
-    expect((await failure(call('worktree::status', { path: escape }))).code).toBe('W200');
+    const escaped = join(wt.path, '..', '..', '..', 'repo');
+    expect(await call('worktree::validate', { path: escaped })).toMatchObject({ valid: false, managed: false });
+    expect((await failure(call('worktree::status', { path: escaped }))).code).toBe('W200');
     expect((await failure(call('worktree::status', { path: 'relative' }))).code).toBe('W102');
     // the root itself holds no repositories of its own
     const inside = join(repos.root, 'nested-repo');
