@@ -16,23 +16,41 @@ export function errorMessage(id: RequestId | null, code: number, message: string
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
+// spec basic §requests: a string or an integer; the SDK's schema (zod `.int()`) wants a safe one
+const validId = (id: unknown): id is RequestId => typeof id === 'string' || Number.isSafeInteger(id);
+
 /** The id of a message, when one can be read (for errors about a message that failed validation). */
 export function readableId(raw: unknown): RequestId | null {
   const id = (raw as { id?: unknown } | null)?.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  return validId(id) ? id : null;
 }
 
 export type Classified = { ok: true; message: JSONRPCMessage } | { ok: false; error: ErrorMessage };
 
-const validId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 const isPlainObject = (value: unknown) => value !== null && typeof value === 'object' && !Array.isArray(value);
 const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+/**
+ * `params._meta` as the SDK's schema wants it. Never more lenient than the SDK: a message it does
+ * not recognise is dropped without an answer, and its HTTP request would hang until eng-http's timeout.
+ */
+function metaOk(params: Record<string, unknown> | undefined): boolean {
+  const meta = params?._meta;
+  if (meta === undefined) return true;
+  if (!isPlainObject(meta)) return false;
+  const { progressToken, [RELATED_TASK]: task } = meta as Record<string, unknown>;
+  if (progressToken !== undefined && !validId(progressToken)) return false;
+  return task === undefined || (isPlainObject(task) && typeof (task as { taskId?: unknown }).taskId === 'string');
+}
 
 /** The common shapes (a request or notification with object params), checked by hand: no schema pass over big arguments. */
 function wellFormed(value: Record<string, unknown>): boolean {
   if (value.jsonrpc !== '2.0' || typeof value.method !== 'string') return false;
   if ('id' in value && !validId(value.id)) return false;
   if (value.params !== undefined && !isPlainObject(value.params)) return false;
+  if (!metaOk(value.params as Record<string, unknown> | undefined)) return false;
   for (const key in value) if (!REQUEST_KEYS.has(key)) return false;
   return true;
 }
@@ -49,10 +67,20 @@ export function classify(raw: unknown): Classified {
   }
   if ('method' in value && 'id' in value && readableId(value) === null) {
     // spec basic §requests: the id MUST be a string or an integer, never null
-    return { ok: false, error: errorMessage(null, INVALID_REQUEST, 'Invalid Request: "id" must be a string or a number') };
+    return { ok: false, error: errorMessage(null, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer') };
   }
   if ('method' in value && typeof value.method !== 'string') {
     return { ok: false, error: errorMessage(readableId(value), INVALID_REQUEST, 'Invalid Request: "method" must be a string') };
+  }
+  if (isPlainObject(value.params) && !metaOk(value.params as Record<string, unknown>)) {
+    return {
+      ok: false,
+      error: errorMessage(
+        readableId(value),
+        INVALID_REQUEST,
+        'Invalid Request: "params._meta" must be an object; its progressToken a string or an integer',
+      ),
+    };
   }
   const parsed = JSONRPCMessageSchema.safeParse(raw);
   if (!parsed.success) {

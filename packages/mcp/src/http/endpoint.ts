@@ -68,6 +68,15 @@ function accepts(header: string | undefined): { json: boolean; sse: boolean } {
   };
 }
 
+/** JSON size of a value; one nested too deeply to serialise counts as unbounded (it cannot be kept). */
+function jsonLength(value: unknown): number {
+  try {
+    return (JSON.stringify(value) ?? '').length;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 export class HttpEndpoint {
   /** Least recently active first: a request moves its session to the end (eviction and expiry scan from the front). */
   private readonly entries = new Map<string, Entry>();
@@ -190,7 +199,7 @@ export class HttpEndpoint {
     if (initialize) {
       if (headers[SESSION_HEADER]) return error(400, INVALID_REQUEST, 'Invalid Request: Server already initialized');
       if (batch) return error(400, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch');
-      const bytes = SESSION_BASE_BYTES + RETAINED_FACTOR * (JSON.stringify((initialize as { params?: unknown }).params) ?? '').length;
+      const bytes = SESSION_BASE_BYTES + RETAINED_FACTOR * jsonLength((initialize as { params?: unknown }).params);
       const refusal = this.makeRoom(bytes, (initialize as { id: string | number }).id);
       if (refusal) return refusal;
       entry = await this.open(bytes);
@@ -266,7 +275,9 @@ export class HttpEndpoint {
         errorMessage(
           requestId,
           -32000,
-          `Payload Too Large: this initialize would hold ~${bytes} bytes, over the session memory budget (${maxSessionBytes})`,
+          Number.isFinite(bytes)
+            ? `Payload Too Large: this initialize would hold ~${bytes} bytes, over the session memory budget (${maxSessionBytes})`
+            : 'Payload Too Large: the initialize params are nested too deeply to keep',
         ),
       );
     }

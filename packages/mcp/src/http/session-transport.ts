@@ -1,7 +1,7 @@
 import type { ChannelWriter } from '@eng/sdk';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { cancelledRequestId, errorMessage, isRequest, isResponse } from '../jsonrpc.ts';
+import { cancelledRequestId, errorMessage, INVALID_REQUEST, isRequest, isResponse } from '../jsonrpc.ts';
 import { SseStream } from './sse-stream.ts';
 
 // spec: MCP transports/streamable-http — one session's side of the exchanges. Each POST that
@@ -141,6 +141,28 @@ export class HttpSessionTransport implements Transport {
    * `early` holds the answers to batch members that were refused before reaching the server.
    */
   async post(messages: JSONRPCMessage[], options: ExchangeOptions, early: JSONRPCMessage[] = []): Promise<HttpReply | null> {
+    // an id still pending in this session (or twice in one batch) would take over the first request's
+    // answer and leave its POST waiting forever: refused at once instead (spec: ids are not reused)
+    const seen = new Set<RequestId>();
+    const duplicates = new Set<JSONRPCMessage>();
+    for (const message of messages) {
+      if (!isRequest(message)) continue;
+      if (this.byRequest.has(message.id) || seen.has(message.id)) duplicates.add(message);
+      seen.add(message.id);
+    }
+    if (duplicates.size > 0) {
+      const refusals = [...duplicates].map(
+        (m) =>
+          errorMessage(
+            (m as { id: RequestId }).id,
+            INVALID_REQUEST,
+            'Invalid Request: this id is already in use by a pending request',
+          ) as JSONRPCMessage,
+      );
+      if (!options.batch) return jsonReply(400, refusals[0], options.headers);
+      messages = messages.filter((m) => !duplicates.has(m));
+      early = [...early, ...refusals];
+    }
     const requests = messages.filter(isRequest);
     if (requests.length === 0) {
       for (const message of messages) this.receive(message);
