@@ -4,7 +4,7 @@ import { W, worktreeError } from './errors.ts';
 import { git, gitOut } from './git.ts';
 import { integrationReason } from './integration.ts';
 import { rebaseInProgress } from './paths.ts';
-import { isSha } from './refs.ts';
+import { branchSha, isSha } from './refs.ts';
 import type { IntegrationReason, WorktreeRecord, WorktreeStatus } from './types.ts';
 
 /** What one listing resolves once per repository: base ref tips and a fingerprint of the remote refs. */
@@ -62,10 +62,13 @@ export class StatusReader {
     const head = counts.head;
     if (!head) throw worktreeError(W.GitFailed, `git status in ${record.path} reported no HEAD commit`);
     const upstream = snapshot.tips.get(record.base_ref) ?? record.base_sha;
-    const facts = await this.refFactsOf(record.path, record.base_sha, head, upstream, timeoutMs);
+    const inRebase = rebaseInProgress(record.path);
+    // mid-rebase HEAD is detached on the new base: the branch's own commits are where its ref still points
+    const tip = inRebase ? ((await branchSha(record.branch, record.path, timeoutMs)) ?? head) : head;
+    const facts = await this.refFactsOf(record.path, record.base_sha, tip, upstream, timeoutMs);
     const clean = counts.staged + counts.unstaged + counts.untracked + counts.conflicted === 0;
     const diffstat = clean ? facts.diffstat : await gitOut(['diff', '--shortstat', '--no-ext-diff', record.base_sha, '--'], opts);
-    const unpushed = await this.unpushedOf(record.path, record.base_sha, head, snapshot.remotes, timeoutMs);
+    const unpushed = await this.unpushedOf(record.path, record.base_sha, tip, snapshot.remotes, timeoutMs);
     return {
       clean,
       ahead: facts.ahead,
@@ -75,7 +78,7 @@ export class StatusReader {
       untracked: counts.untracked,
       conflicted: counts.conflicted,
       unpushed,
-      in_rebase: rebaseInProgress(record.path),
+      in_rebase: inRebase,
       diffstat,
       head_sha: head,
       integrated: facts.integrated !== undefined,

@@ -71,7 +71,8 @@ describe('land', () => {
     const info = await call('worktree::get', { worktree_id: wt.worktree_id });
     expect(info.lifecycle).toBe('land-blocked');
     expect(info.land).toMatchObject({ state: 'blocked', reason: 'rebase_conflict', conflict_files: ['src/app.txt'] });
-    expect(info.status).toMatchObject({ in_rebase: true, conflicted: 1 });
+    // mid-rebase the branch's own commit still counts: ahead, not "integrated" because HEAD sits on main
+    expect(info.status).toMatchObject({ in_rebase: true, conflicted: 1, ahead: 1, integrated: false });
 
     // landing again before the owner resolved it says so
     const count = blocked.events.length;

@@ -19,7 +19,8 @@ export interface SurfaceInfo {
 
 export const SURFACES: Readonly<Record<Surface, SurfaceInfo>> = {
   chat: { prefixes: ['harness::', 'session::', 'router::'], install: 'eng worker add harness', worker: 'chat stack (harness)' },
-  worktrees: { prefixes: ['worktree::'], install: 'eng worker add worktree', worker: 'worktree worker' },
+  // the graph page reads worktree::list, so that function is what makes the surface present
+  worktrees: { prefixes: ['worktree::list'], install: 'eng worker add worktree', worker: 'worktree worker' },
 };
 
 /** Which surfaces a list of function ids makes available. */

@@ -17,16 +17,23 @@ export function GatedPage({
   description,
   icon,
   children,
+  fill,
 }: {
   surface: Surface;
   title: string;
   description: string;
   icon: LucideIcon;
   children?: React.ReactNode;
+  /** The page fills the height below its header (a canvas). */
+  fill?: boolean;
 }) {
   const presence = usePresence();
   return (
-    <div data-testid={`gated-${surface}`} data-present={presence.known ? String(presence[surface]) : 'unknown'}>
+    <div
+      data-testid={`gated-${surface}`}
+      data-present={presence.known ? String(presence[surface]) : 'unknown'}
+      className={fill ? 'flex h-full min-h-0 flex-col' : undefined}
+    >
       <PageHeader title={title} description={description} />
       {!presence.known ? (
         <div className="flex justify-center py-16">

@@ -1,0 +1,172 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import type { Page } from '@playwright/test';
+import { makeRepos, type Repos, startWorker, type WorkerProcess } from '../packages/worktree/test/helpers.ts';
+import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
+
+/**
+ * The Worktrees page (seed 2.9) against a real engine, the worktree worker as its own process and
+ * real git repositories: the install notice without the worker; with it, the graph follows
+ * worktrees created, claimed, landed and removed by a test script (no reload), and the detail
+ * panel's claim, release, land and remove actions work. Screenshots in both themes.
+ */
+
+const SHOTS = `${ARTIFACTS}worktrees/`;
+const nav = (page: Page) => page.getByRole('navigation', { name: 'Main navigation' });
+const node = (page: Page, worktreeId: string) => page.locator(`[data-testid="worktree-node"][data-node-id="wt:${worktreeId}"]`);
+const sessionNode = (page: Page, session: string) => page.locator(`[data-testid="worktree-node"][data-node-id="session:${session}"]`);
+
+async function setTheme(page: Page, theme: 'light' | 'dark') {
+  const current = await page.locator('html').getAttribute('data-theme');
+  if (current !== theme) await page.getByTestId('theme-toggle').first().click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+}
+
+test.describe.configure({ mode: 'serial' });
+
+test.describe('Worktrees', () => {
+  let repos: Repos;
+  let worker: WorkerProcess | undefined;
+
+  test.beforeAll(() => {
+    mkdirSync(SHOTS, { recursive: true });
+    repos = makeRepos();
+  });
+  test.afterAll(async () => {
+    // the stack is shared with other spec files: leave it without the worker, as found
+    await worker?.stop();
+  });
+
+  for (const theme of ['dark', 'light'] as const) {
+    test(`without the worker: no nav entry, the page shows "eng worker add worktree" (${theme})`, async ({ page, consoleUrl }) => {
+      await gotoPage(page, consoleUrl, '/worktrees', theme);
+      await expect(page.getByTestId('gated-worktrees')).toHaveAttribute('data-present', 'false');
+      await expect(page.getByTestId('install-command')).toHaveText('eng worker add worktree');
+      await expect(nav(page).getByRole('link', { name: 'Worktrees' })).toHaveCount(0);
+      await page.screenshot({ path: `${SHOTS}install-notice-${theme}.png` });
+    });
+  }
+
+  test('follows worktrees created, claimed, landed and removed by a script, live', async ({ page, consoleUrl, stack, engineClient }) => {
+    test.setTimeout(120_000);
+    const call = <T = any>(fn: string, payload: unknown) => engineClient.call<T>(fn, payload, { timeoutMs: 30_000 });
+    await gotoPage(page, consoleUrl, '/worktrees', 'dark');
+    worker = startWorker(stack.engine.busUrl, {
+      ...repos.env,
+      ENG_WORKER_CONFIG: JSON.stringify({ worktree_root: repos.root, prune_schedule: '' }),
+    });
+    await worker.ready;
+
+    // the surface appears by itself once the worker is connected
+    await expect(nav(page).getByRole('link', { name: 'Worktrees' })).toBeVisible({ timeout: 15_000 });
+    await expect(page.getByTestId('gated-worktrees')).toHaveAttribute('data-present', 'true');
+    await expect(page.getByText('worktree::list reports no managed worktrees yet.')).toBeVisible();
+    // all six lifecycle bindings active: no polling
+    await expect(page.getByTestId('worktrees-live')).toHaveAttribute('data-live', 'true', { timeout: 20_000 });
+
+    // created by the script → a node, without a reload (the poll is off, so this is the trigger)
+    const a = await call('worktree::create', { repo_path: repos.repo });
+    await expect(node(page, a.worktree_id)).toBeVisible({ timeout: 5_000 });
+    await expect(node(page, a.worktree_id)).toHaveAttribute('data-lifecycle', 'active');
+    await expect(page.locator(`[data-node-id="repo:${repos.repo}"]`)).toContainText('repo');
+
+    // claimed by an agent session → the session node, and the status read with it
+    repos.commit(a.path, { 'feature.txt': 'feature\n' }, 'feature');
+    await call('worktree::claim', { worktree_id: a.worktree_id, session_id: 'agent-7' });
+    await expect(sessionNode(page, 'agent-7')).toBeVisible({ timeout: 5_000 });
+    await expect(node(page, a.worktree_id)).toHaveAttribute('data-lifecycle', 'claimed');
+    await expect(page.getByTestId('worktrees-last-event')).toContainText('agent-7 claimed');
+
+    // the detail panel
+    await node(page, a.worktree_id).click();
+    const detail = page.getByTestId('worktree-detail');
+    await expect(detail.getByTestId('worktree-detail-branch')).toHaveText(a.branch);
+    await expect(detail.getByTestId('worktree-base')).toContainText(`main @ ${a.base_sha.slice(0, 10)}`);
+    await expect(detail.getByTestId('worktree-dev-port')).toContainText(String(a.dev_port));
+    await expect(detail.getByTestId('worktree-ahead')).toHaveText('+1 ahead');
+    await expect(detail.getByTestId('worktree-behind')).toHaveText('−0 behind');
+    await expect(detail.getByTestId('worktree-clean')).toHaveText('clean');
+    await expect(detail.getByTestId('worktree-diffstat')).toContainText('1 file changed, 1 insertion(+)');
+    await page.waitForTimeout(400); // the graph refits beside the panel
+    await page.screenshot({ path: `${SHOTS}graph-detail-dark.png` });
+    await setTheme(page, 'light');
+    await page.screenshot({ path: `${SHOTS}graph-detail-light.png` });
+    await setTheme(page, 'dark');
+
+    // release from the panel
+    await detail.getByTestId('worktree-release').click();
+    await expect(sessionNode(page, 'agent-7')).toHaveCount(0);
+    await expect(detail.getByTestId('worktree-detail-lifecycle')).toHaveText('active');
+
+    // claim from the panel, for the session id typed in
+    await detail.getByLabel('Session id to claim for').fill('console-e2e');
+    await detail.getByTestId('worktree-claim').click();
+    await expect(sessionNode(page, 'console-e2e')).toBeVisible();
+
+    // landed by the script → the worktree goes, the notice names the target and the sha
+    const mainBefore = repos.head(repos.repo, 'main');
+    await call('worktree::land', { worktree_id: a.worktree_id, target_branch: 'main' });
+    await expect(node(page, a.worktree_id)).toHaveCount(0, { timeout: 20_000 });
+    await expect(detail).toHaveCount(0);
+    const merged = repos.head(repos.repo, 'main');
+    expect(merged).not.toBe(mainBefore);
+    await expect(page.getByTestId('worktrees-land-notice')).toHaveText(`${a.branch} landed onto main (${merged.slice(0, 8)})`);
+    await expect(page.getByTestId('worktrees-live')).toHaveAttribute('data-live', 'true');
+
+    // land from the panel: target and test command from the dialog
+    const b = await call('worktree::create', { repo_path: repos.repo });
+    repos.commit(b.path, { 'second.txt': 'second\n' }, 'second');
+    await expect(node(page, b.worktree_id)).toBeVisible();
+    await node(page, b.worktree_id).click();
+    await detail.getByTestId('worktree-land-open').click();
+    await page.getByLabel('Target branch').fill('main');
+    await page.getByLabel('Test command').fill('test -f second.txt');
+    await page.getByTestId('worktree-land-submit').click();
+    await expect(node(page, b.worktree_id)).toHaveCount(0, { timeout: 20_000 });
+    expect(repos.git(repos.repo, 'log', '-1', '--format=%s', 'main')).toBe('second');
+
+    // a land-blocked worktree shows why, with the conflicted file
+    const c = await call('worktree::create', { repo_path: repos.repo });
+    repos.commit(c.path, { 'src/app.txt': 'line 1\nmine\nline 3\n' }, 'mine');
+    repos.commit(repos.repo, { 'src/app.txt': 'line 1\ntheirs\nline 3\n' }, 'theirs');
+    await call('worktree::land', { worktree_id: c.worktree_id, target_branch: 'main' });
+    await expect(node(page, c.worktree_id)).toHaveAttribute('data-lifecycle', 'land-blocked', { timeout: 20_000 });
+    await expect(page.getByTestId('worktrees-land-notice')).toHaveText(`land of ${c.branch} onto main blocked: conflicts in src/app.txt`);
+    await node(page, c.worktree_id).click();
+    await expect(detail.getByTestId('worktree-conflicts')).toHaveText('src/app.txt');
+    await expect(detail.getByTestId('worktree-integrated')).toHaveCount(0);
+    await expect(detail.getByTestId('worktree-ahead')).toHaveText('+1 ahead');
+    await page.waitForTimeout(400); // the graph refits beside the panel
+    await page.screenshot({ path: `${SHOTS}land-blocked-dark.png` });
+
+    // integrated upstream: the marker with its reason
+    const d = await call('worktree::create', { repo_path: repos.repo });
+    repos.commit(d.path, { 'integrated.txt': 'in\n' }, 'integrated');
+    repos.git(repos.repo, 'merge', '--quiet', '--ff-only', d.branch);
+    await call('worktree::claim', { worktree_id: d.worktree_id, session_id: 'agent-8' });
+    await expect(node(page, d.worktree_id)).toHaveAttribute('data-integrated', 'true');
+    await node(page, d.worktree_id).click();
+    await expect(detail.getByTestId('worktree-integrated')).toContainText('merged upstream (same_commit');
+
+    // remove from the panel, after the confirmation
+    await call('worktree::release', { worktree_id: d.worktree_id, session_id: 'agent-8' });
+    await detail.getByTestId('worktree-remove-open').click();
+    await page.getByTestId('confirm-action').click();
+    await expect(node(page, d.worktree_id)).toHaveCount(0, { timeout: 10_000 });
+    expect(existsSync(d.path)).toBe(false);
+    await setTheme(page, 'light');
+    await page.screenshot({ path: `${SHOTS}graph-light.png` });
+  });
+
+  test('a refused action is shown in the panel with its code', async ({ page, consoleUrl, engineClient }) => {
+    const e = await engineClient.call<any>('worktree::create', { repo_path: repos.repo, session_id: 'someone' }, { timeoutMs: 30_000 });
+    repos.commit(e.path, { 'unmerged.txt': 'u\n' }, 'unmerged');
+    await engineClient.call('worktree::release', { worktree_id: e.worktree_id, session_id: 'someone' });
+    await gotoPage(page, consoleUrl, `/worktrees?wt=${e.worktree_id}`, 'dark');
+    const detail = page.getByTestId('worktree-detail');
+    await expect(detail.getByTestId('worktree-detail-branch')).toHaveText(e.branch);
+    await detail.getByTestId('worktree-remove-open').click();
+    await page.getByTestId('confirm-action').click();
+    await expect(page.getByRole('alert')).toContainText('W221');
+    await expect(node(page, e.worktree_id)).toBeVisible();
+  });
+});
