@@ -54,7 +54,7 @@ export const WORKER_CATALOG: readonly CatalogEntry[] = [
   { name: 'provider-openai', description: 'OpenAI-compatible model provider (part of the chat stack)', defaultConfig: {} },
   { name: 'provider-anthropic', description: 'Anthropic model provider (part of the chat stack)', defaultConfig: {} },
   { name: 'context-manager', description: 'context budgeting and compaction: context::* (part of the chat stack)', defaultConfig: {} },
-  { name: 'worktree', description: 'git worktrees for parallel agents: worktree::* (claims, land queue), six trigger types', defaultConfig: {} },
+  { name: 'worktree', description: 'git worktrees for parallel agents: claims, land queue', defaultConfig: {} },
 ];
 
 export function findCatalogEntry(name: string): CatalogEntry | undefined {
