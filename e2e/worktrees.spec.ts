@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { connect } from '@eng/sdk';
 import type { Page } from '@playwright/test';
 import { makeRepos, type Repos, startWorker, type WorkerProcess } from '../packages/worktree/test/helpers.ts';
 import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
@@ -19,6 +20,37 @@ async function setTheme(page: Page, theme: 'light' | 'dark') {
   const current = await page.locator('html').getAttribute('data-theme');
   if (current !== theme) await page.getByTestId('theme-toggle').first().click();
   await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+}
+
+/** A WorktreeInfo as worktree::list answers it, for a worker stand-in. */
+function fakeWorktree(id: string, repoPath: string) {
+  return {
+    worktree_id: id,
+    repo_path: repoPath,
+    repo_key: 'repo-00000000',
+    path: `/tmp/${id}`,
+    branch: `eng/${id}`,
+    base_ref: 'main',
+    base_sha: '0'.repeat(40),
+    dev_port: 12345,
+    lifecycle: 'active',
+    status: {
+      clean: true,
+      ahead: 0,
+      behind: 0,
+      staged: 0,
+      unstaged: 0,
+      untracked: 0,
+      conflicted: 0,
+      unpushed: 0,
+      in_rebase: false,
+      diffstat: '',
+      head_sha: '0'.repeat(40),
+      integrated: false,
+    },
+    created_at: Date.now(),
+    updated_at: Date.now(),
+  };
 }
 
 test.describe.configure({ mode: 'serial' });
@@ -45,6 +77,50 @@ test.describe('Worktrees', () => {
       await page.screenshot({ path: `${SHOTS}install-notice-${theme}.png` });
     });
   }
+
+  test('polls every 15 s while the lifecycle bindings are not active, and not while the tab is hidden', async ({
+    page,
+    consoleUrl,
+    stack,
+  }) => {
+    test.setTimeout(90_000);
+    // a worker that answers worktree::list but provides none of the six trigger types: the page's bindings stay inactive
+    let calls = 0;
+    let worktrees: unknown[] = [];
+    const fake = connect(stack.engine.busUrl, { name: 'worktree-without-triggers', tracing: false });
+    fake.registerFunction('worktree::list', () => {
+      calls++;
+      return { worktrees };
+    });
+    await fake.ready({ timeoutMs: 10_000 });
+    try {
+      await gotoPage(page, consoleUrl, '/worktrees', 'dark');
+      await expect(page.getByText('worktree::list reports no managed worktrees yet.')).toBeVisible();
+      await expect(page.getByTestId('worktrees-live')).toHaveAttribute('data-live', 'false');
+      await expect(page.getByTestId('worktrees-live')).toHaveText('polling 15 s');
+      worktrees = [fakeWorktree('wt_00000000aaaa', repos.repo)];
+      await expect(node(page, 'wt_00000000aaaa')).toBeVisible({ timeout: 20_000 });
+
+      // hidden tab: no poll
+      await page.evaluate(() => {
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+        document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
+      });
+      const before = calls;
+      await page.waitForTimeout(17_000);
+      expect(calls).toBe(before);
+      // visible again: it reads at once
+      await page.evaluate(() => {
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'visible' });
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });
+        document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
+      });
+      await expect.poll(() => calls, { timeout: 5_000 }).toBeGreaterThan(before);
+    } finally {
+      await fake.close();
+    }
+  });
 
   test('follows worktrees created, claimed, landed and removed by a script, live', async ({ page, consoleUrl, stack, engineClient }) => {
     test.setTimeout(120_000);

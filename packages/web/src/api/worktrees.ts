@@ -85,6 +85,8 @@ export function useWorktrees(live: boolean) {
     // the fallback poll; TanStack Query skips interval refetches while the tab is hidden
     refetchInterval: live ? false : POLL_MS,
     refetchIntervalInBackground: false,
+    // back on the tab: read at once (events that arrived while hidden were not missed, polls were)
+    refetchOnWindowFocus: 'always',
   });
 }
 
