@@ -106,6 +106,15 @@ export class Store {
     }
   }
 
+  /**
+   * Write everything held in memory again: after a reconnect the engine may be a restarted one
+   * whose in-memory state started empty (file-based state just gets the same values).
+   */
+  async persistAll(): Promise<void> {
+    for (const record of this.records.values()) await this.write(RECORDS, record.worktree_id, record);
+    for (const job of this.jobs.values()) await this.write(JOBS, job.job_id, job);
+  }
+
   private async write(scope: string, key: string, value: unknown): Promise<void> {
     try {
       await this.client.call('state::set', { scope, key, value }, { timeoutMs: TIMEOUT_MS });

@@ -56,6 +56,11 @@ export async function startWorktreeWorker(client: EngClient, log: (line: string)
   schedule = new PruneSchedule(ctx);
   schedule.apply();
 
+  // the client is connected already: a later `connected` is a reconnect, maybe to a restarted engine
+  client.on('connected', () => {
+    void store.persistAll().catch((err) => log(`re-storing the worktree records failed: ${(err as Error).message}`));
+  });
+
   await emptyTrash(resolveRoot(config.worktree_root)).catch(() => undefined);
   land.recover();
   const managed = store.all().length;
