@@ -127,6 +127,18 @@ export function adoptedUpgrade(message: unknown): AdoptedUpgrade | undefined {
   return { path: m.path, headers, head: Buffer.from(m.head, 'base64') };
 }
 
+interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+/** A listener's URL as a worker on this machine reaches it: an unspecified bind address means loopback. */
+export function localUrl(scheme: 'http' | 'ws', address: ListenAddress | undefined): string | undefined {
+  if (!address) return undefined;
+  const host = address.host === '0.0.0.0' || address.host === '' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host;
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
 /** Launches the config's external workers once the bus is listening; stops them first on shutdown. */
 export function supervisorModule(): EngineModule<Record<string, never>> {
   let supervisor: Supervisor | undefined;
@@ -161,6 +173,10 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
           resolver: makeResolver(configDir),
           log: ctx.log,
           stateFile: join(ctx.dataDir, 'supervisor.json'),
+          addresses: {
+            http: localUrl('http', ctx.services.get<ListenAddress>('address.http')),
+            streams: localUrl('ws', ctx.services.get<ListenAddress>('address.streams')),
+          },
           onMessage: (name, message, handle) => {
             const request = adoptedUpgrade(message);
             if (!request) {

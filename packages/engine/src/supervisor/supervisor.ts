@@ -27,11 +27,31 @@ export interface SupervisedState {
   running: boolean;
   restarts: number;
   lastExit: { code: number | null; signal: string | null; atMs: number } | null;
-  logFile: string;
+  /** Where its output goes; null for an entry that could not be launched at all. */
+  logFile: string | null;
   startedAtMs: number | null;
   /** Where the worker serves once it reported ready (console UI, MCP endpoint); null until then. */
   url: string | null;
+  /**
+   * `running`; `restarting` (exited, relaunch scheduled); `crash_loop` (it keeps exiting soon after
+   * each start); `failed_to_launch` (the entry cannot be resolved, or its command cannot be executed);
+   * `stopped` (the engine is stopping).
+   */
+  status: SupervisedStatus;
+  /** Why it is not running, when known: the config entry cannot be resolved, or the command failed to execute. */
+  error: string | null;
+  /** Runs in a row that ended within 30 s of their start. */
+  quickExits: number;
+  /** When the next launch attempt is due, while one is scheduled. */
+  nextRestartAtMs: number | null;
+  /** The command line it is launched with (credentials removed); null when it cannot be launched. */
+  command: string | null;
 }
+
+export type SupervisedStatus = 'running' | 'restarting' | 'crash_loop' | 'failed_to_launch' | 'stopped';
+
+/** Runs in a row that each ended within HEALTHY_AFTER_MS make a crash loop. */
+export const CRASH_LOOP_AFTER = 3;
 
 /** A supervised worker became ready at `url`, or stopped serving (`url` null). */
 export type ReadyListener = (event: { name: string; url: string | null }) => void;
@@ -54,6 +74,8 @@ const STOP_GRACE_MS = 5_000;
  */
 export class Supervisor {
   private readonly children = new Map<string, Supervised>();
+  /** Configured entries that cannot be launched at all, with the reason (shown by engine::supervisor::list). */
+  private readonly unlaunchable = new Map<string, string>();
   private readonly urls = new Map<string, string>();
   private readonly readyListeners = new Set<ReadyListener>();
   private stopping = false;
@@ -66,6 +88,8 @@ export class Supervisor {
       resolver: Resolver;
       log: Logger;
       onMessage?: WorkerMessageListener;
+      /** The engine's HTTP and streams URLs, passed to every worker as ENG_HTTP_URL / ENG_STREAMS_URL. */
+      addresses?: { http?: string; streams?: string };
       /**
        * Where the running children are recorded (pid and command line), so that an engine started
        * after one that was killed (no chance to stop its workers) stops the ones left running.
@@ -79,7 +103,9 @@ export class Supervisor {
     for (const entry of entries) {
       const resolved = this.options.resolver(entry);
       if (!resolved.spec) {
-        this.options.log.warn(`worker "${entry.name}" is configured but cannot be launched: ${resolved.reason ?? 'unknown worker'}`);
+        const reason = resolved.reason ?? 'unknown worker';
+        this.unlaunchable.set(entry.name, reason);
+        this.options.log.warn(`worker "${entry.name}" is configured but cannot be launched: ${reason}`);
         continue;
       }
       const spec: LaunchSpec = {
@@ -94,6 +120,9 @@ export class Supervisor {
           ENG_WORKER_NAME: entry.name,
           ENG_WORKER_CONFIG: JSON.stringify(entry.config ?? {}),
           ENG_ENGINE_PID: String(process.pid),
+          // where the engine's HTTP triggers and streams socket listen, for workers that serve them (console)
+          ...(this.options.addresses?.http ? { ENG_HTTP_URL: this.options.addresses.http } : {}),
+          ...(this.options.addresses?.streams ? { ENG_STREAMS_URL: this.options.addresses.streams } : {}),
           ...(resolved.spec.ipc ? { ENG_BUS_HANDOFF: this.options.busUrl } : {}),
           ...resolved.spec.env,
           ...(entry.env ?? {}),
@@ -113,7 +142,25 @@ export class Supervisor {
   }
 
   states(): SupervisedState[] {
-    return [...this.children.values()].map((c) => ({ ...c.state(), url: this.urls.get(c.name) ?? null }));
+    const launched = [...this.children.values()].map((c) => ({ ...c.state(this.stopping), url: this.urls.get(c.name) ?? null }));
+    const failed = [...this.unlaunchable].map(
+      ([name, reason]): SupervisedState => ({
+        name,
+        pid: null,
+        running: false,
+        restarts: 0,
+        lastExit: null,
+        logFile: null,
+        startedAtMs: null,
+        url: null,
+        status: 'failed_to_launch',
+        error: reason,
+        quickExits: 0,
+        nextRestartAtMs: null,
+        command: null,
+      }),
+    );
+    return [...launched, ...failed];
   }
 
   /** Names of the workers this supervisor launched. */
@@ -206,6 +253,9 @@ class Supervised {
   private child?: ChildProcess;
   private cmdline?: string;
   private restarts = 0;
+  private quickExits = 0;
+  private error: string | null = null;
+  private nextRestartAtMs: number | null = null;
   private backoffMs = MIN_BACKOFF_MS;
   private startedAtMs: number | null = null;
   private lastExit: SupervisedState['lastExit'] = null;
@@ -242,22 +292,48 @@ class Supervised {
     child.stdout?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
     child.stderr?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
     child.on('error', (err) => {
-      this.log.error(`failed to launch: ${err.message}`);
+      // no pid: the command could not be executed (ENOENT, EACCES) and no 'exit' follows
+      if (child.pid !== undefined || this.child !== child) {
+        this.log.error(`worker process error: ${err.message}`);
+        return;
+      }
+      const first = this.error === null;
+      this.error = `failed to launch ${command}: ${(err as NodeJS.ErrnoException).code ?? err.message}`;
+      this.logStream.write(`${this.error}\n`);
+      if (first) this.log.error(`failed to launch: ${err.message}`);
+      this.ended(null, null, first);
     });
     child.on('exit', (code, signal) => {
-      this.lastExit = { code, signal, atMs: Date.now() };
-      this.child = undefined;
-      this.cmdline = undefined;
-      this.onChange();
-      if (this.isStopping()) return;
-      const uptime = Date.now() - (this.startedAtMs ?? Date.now());
-      if (uptime > HEALTHY_AFTER_MS) this.backoffMs = MIN_BACKOFF_MS;
-      this.restarts++;
-      this.log.warn(`exited (${signal ?? `code ${code}`}); restarting in ${this.backoffMs} ms (log: ${this.logFile})`);
-      this.timer = setTimeout(() => this.launch(), this.backoffMs);
-      this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
+      this.error = null;
+      this.ended(code, signal, true);
     });
     this.log.info(`started (pid ${child.pid}); output in ${this.logFile}`);
+  }
+
+  /** The child is gone: record how, then relaunch after the backoff unless the engine is stopping. */
+  private ended(code: number | null, signal: string | null, logIt: boolean): void {
+    this.lastExit = { code, signal, atMs: Date.now() };
+    this.child = undefined;
+    this.cmdline = undefined;
+    this.onChange();
+    if (this.isStopping()) return;
+    const uptime = Date.now() - (this.startedAtMs ?? Date.now());
+    if (uptime > HEALTHY_AFTER_MS) {
+      this.backoffMs = MIN_BACKOFF_MS;
+      this.quickExits = 0;
+    } else this.quickExits++;
+    this.restarts++;
+    if (logIt) {
+      const how = this.error ?? `exited (${signal ?? `code ${code}`})`;
+      const loop = this.quickExits >= CRASH_LOOP_AFTER ? ` (crash loop: ${this.quickExits} quick exits in a row)` : '';
+      this.log.warn(`${how}; restarting in ${this.backoffMs} ms${loop} (log: ${this.logFile})`);
+    }
+    this.nextRestartAtMs = Date.now() + this.backoffMs;
+    this.timer = setTimeout(() => {
+      this.nextRestartAtMs = null;
+      this.launch();
+    }, this.backoffMs);
+    this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
   }
 
   get name(): string {
@@ -270,15 +346,35 @@ class Supervised {
     return pid && this.cmdline ? { name: this.spec.name, pid, cmdline: this.cmdline } : undefined;
   }
 
-  state(): Omit<SupervisedState, 'url'> {
+  state(stopping = false): Omit<SupervisedState, 'url'> {
+    const running = !!this.child && this.child.exitCode === null && this.child.pid !== undefined;
+    // a run that has lasted past the healthy mark ends the loop, even before it ever exits
+    const healthy = running && Date.now() - (this.startedAtMs ?? Date.now()) > HEALTHY_AFTER_MS;
+    const quickExits = healthy ? 0 : this.quickExits;
+    const status: SupervisedStatus = stopping
+      ? 'stopped'
+      : running
+        ? quickExits >= CRASH_LOOP_AFTER && !healthy
+          ? 'crash_loop'
+          : 'running'
+        : this.error
+          ? 'failed_to_launch'
+          : quickExits >= CRASH_LOOP_AFTER
+            ? 'crash_loop'
+            : 'restarting';
     return {
       name: this.spec.name,
-      pid: this.child?.pid ?? null,
-      running: !!this.child && this.child.exitCode === null,
+      pid: running ? (this.child?.pid ?? null) : null,
+      running,
       restarts: this.restarts,
       lastExit: this.lastExit,
       logFile: this.logFile,
       startedAtMs: this.startedAtMs,
+      status,
+      error: this.error,
+      quickExits,
+      nextRestartAtMs: this.nextRestartAtMs,
+      command: redact([this.spec.command, ...this.spec.args].join(' ')),
     };
   }
 
