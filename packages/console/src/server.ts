@@ -2,17 +2,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect, type EngClient } from '@eng/sdk';
+import { createConsoleApi } from './console-api.ts';
 import { hostAllowed as hostAllowedFor } from './host-check.ts';
-import { forwardHttp, HTTP_PREFIX } from './http-forward.ts';
-import { sendError, sendJson } from './http-util.ts';
-import { handleInvoke } from './invoke.ts';
+import { HTTP_PREFIX } from './http-forward.ts';
+import { sendError } from './http-util.ts';
 import { type ConsoleOptions, engineUrls, urlHost } from './options.ts';
-import { runProbes } from './probes.ts';
 import { redactText, redactUrl } from './redact.ts';
 import { loadBundle, type StaticBundle } from './static-assets.ts';
 import { type ConsoleTelemetry, disabledTelemetry, startTelemetry } from './telemetry.ts';
 import { CONSOLE_VERSION } from './version.ts';
-import { createWsProxy, sameOrigin, type WsProxy } from './ws-proxy.ts';
+import { createWsProxy, type WsProxy } from './ws-proxy.ts';
 
 /**
  * The eng-console HTTP server (issue 6 §1): the UI bundle, `/ws` → engine bus, `/ws/streams` →
@@ -106,19 +105,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   const proxyLogger = { debug: (m: string) => logger.debug(redactText(m)), warn: (m: string) => logger.warn(redactText(m)) };
   const busProxy: WsProxy = createWsProxy({ target: urls.bridge, logger: proxyLogger });
-  const streamsProxy: WsProxy = createWsProxy({
-    // the streams socket only serves `/`; the query (auth context) is passed on (console spec §2.3)
-    target: (req) => `${urls.streams}/${new URL(req.url ?? '/', 'http://x').search}`,
-    logger: proxyLogger,
-  });
   const headers = securityHeaders(bundle);
-  const engineHttp = new URL(urls.http);
-  const httpTarget = {
-    host: engineHttp.hostname.replace(/^\[|\]$/g, ''),
-    port: Number(engineHttp.port || 80),
-    auth: engineHttp.username ? `${decodeURIComponent(engineHttp.username)}:${decodeURIComponent(engineHttp.password)}` : undefined,
-    shown: shown.http,
-  };
 
   const configBody = () => ({
     version: CONSOLE_VERSION,
@@ -144,35 +131,14 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   // DNS rebinding: a page on evil.example resolving to 127.0.0.1 is "same origin" with itself,
   // so on a loopback bind the Host must name loopback too before the API or the bus is reachable
   const hostAllowed = (req: IncomingMessage) => hostAllowedFor(options.host, req.headers.host);
+  const api = createConsoleApi({ client, urls, config: configBody, hostAllowed, telemetry, logger: proxyLogger, headers });
+  const streamsProxy = api.streams;
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://console');
     const path = url.pathname;
-    if (path.startsWith('/_console/')) {
-      // a page on another origin must not drive the engine through us (CSRF, DNS rebinding)
-      if (!sameOrigin(req) || !hostAllowed(req)) {
-        sendError(res, 403, 'FORBIDDEN', 'cross-origin requests to the console API are refused', headers);
-        return;
-      }
-      if (path === '/_console/config') {
-        if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' });
-        return sendJson(res, 200, configBody());
-      }
-      if (path === '/_console/invoke') return handleInvoke(req, res, { client, bridgeUrl: shown.bridge, telemetry });
-      if (path === '/_console/probe') {
-        if (req.method !== 'GET') return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' });
-        const probes = await runProbes(urls, client.workerId !== undefined);
-        return sendJson(res, 200, {
-          probes: probes.map((p) => ({ ...p, url: redactUrl(p.url), detail: redactText(p.detail) })),
-          timestamp: Date.now(),
-        });
-      }
-      if (path === HTTP_PREFIX || path.startsWith(`${HTTP_PREFIX}/`)) {
-        const rest = (req.url ?? '').slice((req.url ?? '').indexOf(HTTP_PREFIX) + HTTP_PREFIX.length) || '/';
-        return forwardHttp(req, res, httpTarget, rest.startsWith('/') ? rest : `/${rest}`);
-      }
-      return sendError(res, 404, 'NOT_FOUND', `no console endpoint ${path}`);
-    }
+    // invoke, config, probes, the HTTP trigger test: shared with the console worker (console-api.ts)
+    if (path.startsWith('/_console/')) return api.route(req, res, path);
     if (bundle.serve(req, res, path, headers)) return;
     res.writeHead(404, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
     res.end('Not Found\n');
