@@ -1,7 +1,10 @@
+import { createConsoleApi } from '@eng/console/console-api';
+import { hostAllowed } from '@eng/console/host-check';
 import { redactText, redactUrl } from '@eng/console/redact';
 import { connect, type EngClient } from '@eng/sdk';
 import { createBusHandoff } from './bus-handoff.ts';
 import type { WorkerSettings } from './config.ts';
+import { workerConfigBody } from './config-body.ts';
 import { embeddedAssets } from './embedded.ts';
 import { type ConsoleHttpServer, type ServerLogger, startHttpServer } from './server.ts';
 import { type ConsoleStatus, registerStatus } from './status.ts';
@@ -33,20 +36,10 @@ export async function runConsoleWorker(
     env,
     logger: { debug: (m) => logger.debug(redactText(m)), warn: (m) => logger.warn(redactText(m)) },
   });
-  const http = await startHttpServer({
-    host: settings.host,
-    port: settings.httpPort,
-    engineUrl: settings.engineUrl,
-    assets,
-    logger,
-    handoff,
-  });
-  const status = (): ConsoleStatus => ({ http_port: http.port, engine_url: engineShown, version: WORKER_VERSION, url: http.url });
-
   // the worker's own session (reconnects by itself); the UI is served whether or not the engine is up
   const client = connect(settings.engineUrl, {
     name: env.ENG_WORKER_NAME || 'console',
-    description: 'eng console worker: embedded UI and /ws proxy on one port',
+    description: 'eng console worker: embedded UI, console API and /ws proxy on one port',
     reconnect: { initialDelayMs: 500, maxDelayMs: 5000, maxRetries: -1 },
     logger: {
       debug: (m) => logger.debug(redactText(m)),
@@ -55,6 +48,42 @@ export async function runConsoleWorker(
       error: (m) => logger.warn(redactText(m)),
     },
   });
+  const startedAt = Date.now();
+  let http: ConsoleHttpServer | undefined;
+  // /_console/* and /ws/streams as eng-console serves them (issue 19 §1)
+  const api = createConsoleApi({
+    client,
+    urls: { http: settings.engineHttpUrl, streams: settings.engineStreamsUrl, bridge: settings.engineUrl },
+    config: () =>
+      workerConfigBody({
+        settings,
+        port: http?.port ?? settings.httpPort,
+        url: http?.url,
+        client,
+        handoff: !!handoff,
+        launchedByEngine: env.ENG_ENGINE_PID !== undefined,
+        startedAt,
+      }),
+    hostAllowed: (req) => hostAllowed(settings.host, req.headers.host),
+    logger: { debug: (m) => logger.debug(redactText(m)), warn: (m) => logger.warn(redactText(m)) },
+  });
+  try {
+    http = await startHttpServer({
+      host: settings.host,
+      port: settings.httpPort,
+      engineUrl: settings.engineUrl,
+      assets,
+      logger,
+      handoff,
+      api,
+    });
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
+  const server = http;
+  const status = (): ConsoleStatus => ({ http_port: server.port, engine_url: engineShown, version: WORKER_VERSION, url: server.url });
+
   registerStatus(client, status);
   let everConnected = false;
   client.on('connected', () => {
@@ -68,17 +97,17 @@ export async function runConsoleWorker(
   });
 
   logger.info(
-    `console ready — UI on ${http.url}, /ws ${handoff ? 'handed to the engine that launched this worker' : 'proxies to'} ${engineShown}`,
+    `console ready — UI on ${server.url}, /ws ${handoff ? 'handed to the engine that launched this worker' : 'proxies to'} ${engineShown}; engine HTTP ${api.shown.http}, streams ${api.shown.streams}`,
   );
 
   let closing: Promise<void> | undefined;
   return {
-    http,
+    http: server,
     client,
     status,
     close() {
       closing ??= (async () => {
-        await http.close();
+        await server.close();
         await client.close();
       })();
       return closing;

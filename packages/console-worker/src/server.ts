@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { ConsoleApi } from '@eng/console/console-api';
 import { hostAllowed } from '@eng/console/host-check';
 import { redactText } from '@eng/console/redact';
 import { IMMUTABLE, NO_CACHE, sendAsset } from '@eng/console/static-assets';
@@ -13,6 +14,8 @@ import type { EmbeddedAsset } from './embedded.ts';
  * → embedded content-hashed files, `/ws` upgrade → transparent proxy to the engine bus (the
  * shared @eng/console proxy: one engine connection per browser connection, no frame cap,
  * 1011 when the engine is unreachable, cross-origin upgrades refused), anything else → 404.
+ * Like eng-console it also serves `/_console/*` and `/ws/streams` (issue 19 §1: the console
+ * `npm start` opens must have every feature of eng-console), from @eng/console/console-api.
  * Every route, `/ws` included, first checks the Host header against DNS rebinding (host-check.ts).
  */
 export interface ServerLogger {
@@ -29,6 +32,8 @@ export interface HttpServerOptions {
   logger: ServerLogger;
   /** Hands `/ws` upgrades to the engine that launched this worker (bus-handoff.ts); else they are proxied. */
   handoff?: BusHandoff;
+  /** `/_console/*` and `/ws/streams`, shared with eng-console (invoke, config, probes, HTTP test, streams). */
+  api?: ConsoleApi;
 }
 
 export interface ConsoleHttpServer {
@@ -125,8 +130,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
     } else if (path.startsWith('/assets/')) {
       const asset = assets.get(path);
       if (asset) return serveAsset(req, res, asset, IMMUTABLE);
-    } else if (path === '/ws') {
-      return sendText(res, 426, 'upgrade required: /ws is a WebSocket endpoint', { upgrade: 'websocket', connection: 'Upgrade' });
+    } else if (path === '/ws' || (path === '/ws/streams' && options.api)) {
+      return sendText(res, 426, `upgrade required: ${path} is a WebSocket endpoint`, { upgrade: 'websocket', connection: 'Upgrade' });
+    } else if (path.startsWith('/_console/') && options.api) {
+      // the api answers JSON; it adds no defensive headers of its own
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+      options.api.route(req, res, path).catch((err) => {
+        logger.warn(`request ${req.method} ${path} failed: ${(err as Error).message}`);
+        if (!res.headersSent) sendText(res, 500, 'internal error');
+        else res.destroy();
+      });
+      return;
     }
     sendText(res, 404, 'not found');
   });
@@ -143,6 +157,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
       }
       const proxied = () => proxy.handleUpgrade(req, socket, head);
       if (closing || !options.handoff?.(req, socket, head, proxied)) proxied();
+    } else if (path === '/ws/streams' && options.api) {
+      if (!sameOrigin(req)) {
+        warnOnce(`refused a cross-origin /ws/streams upgrade from ${String(req.headers.origin).slice(0, 200)}`);
+        return refuseUpgrade(socket, 403, 'cross-origin WebSocket denied: the page must be served by this console');
+      }
+      options.api.streams.handleUpgrade(req, socket, head);
     } else refuseUpgrade(socket, 404, 'not found');
   });
   server.on('clientError', (_err, socket) => {
@@ -169,7 +189,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Conso
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        await proxy.close(1001, 'console worker shutting down');
+        await Promise.all([
+          proxy.close(1001, 'console worker shutting down'),
+          options.api?.streams.close(1001, 'console worker shutting down'),
+        ]);
         // requests in flight get `graceMs` to finish, then their sockets are cut
         const force = setTimeout(() => server.closeAllConnections(), graceMs);
         await stopped;

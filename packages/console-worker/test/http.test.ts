@@ -116,8 +116,8 @@ describe('console worker HTTP routes (seed 4.2)', () => {
       '/nope',
       '/assets/',
       '/assets/missing-abc123.js',
-      '/_console/config',
-      '/ws/streams',
+      '/_consolex',
+      '/ws/other',
       '/../package.json',
     ]) {
       const res = await fetch(`${worker.base}${path}`);
@@ -128,12 +128,13 @@ describe('console worker HTTP routes (seed 4.2)', () => {
     const post = await fetch(`${worker.base}/`, { method: 'POST', body: '{}' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
-    const ws = await fetch(`${worker.base}/ws`);
-    expect(ws.status).toBe(426);
+    for (const path of ['/ws', '/ws/streams']) expect((await fetch(`${worker.base}${path}`)).status, path).toBe(426);
   });
 
   it('logs where the UI is and the engine it proxies to', () => {
-    expect(worker.logs()).toMatch(/console ready — UI on http:\/\/127\.0\.0\.1:\d+\/, \/ws proxies to ws:\/\/127\.0\.0\.1:\d+/);
+    expect(worker.logs()).toMatch(
+      /console ready — UI on http:\/\/127\.0\.0\.1:\d+\/, \/ws proxies to ws:\/\/127\.0\.0\.1:\d+; engine HTTP http:\/\/127\.0\.0\.1:3111, streams ws:\/\/127\.0\.0\.1:3112/,
+    );
   });
 });
 

@@ -5,7 +5,7 @@ import { sendError, sendJson } from './http-util.ts';
 import { handleInvoke } from './invoke.ts';
 import { runProbes } from './probes.ts';
 import { redactText, redactUrl } from './redact.ts';
-import { type ConsoleTelemetry, disabledTelemetry } from './telemetry.ts';
+import type { ConsoleTelemetry } from './telemetry.ts';
 import { createWsProxy, sameOrigin, type WsProxy, type WsProxyLogger } from './ws-proxy.ts';
 
 /**
@@ -57,7 +57,12 @@ export function httpTargetOf(url: string): HttpTarget {
 
 export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const { client, urls } = options;
-  const telemetry = options.telemetry ?? disabledTelemetry();
+  // inline rather than telemetry.ts's disabledTelemetry(): the console worker must not load OpenTelemetry
+  const telemetry: ConsoleTelemetry = options.telemetry ?? {
+    enabled: false,
+    span: (_name, _attributes, fn) => fn(undefined),
+    shutdown: async () => undefined,
+  };
   const shown: EngineUrls = { http: redactUrl(urls.http), streams: redactUrl(urls.streams), bridge: redactUrl(urls.bridge) };
   const logger = options.logger ?? { debug: () => undefined, warn: () => undefined };
   const streams = createWsProxy({
