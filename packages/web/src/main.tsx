@@ -7,10 +7,12 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { engine, onEngineOpen } from './api/client.ts';
 import { startLiveUpdates } from './api/live.ts';
+import { bindQueriesToEngine } from './api/outage.ts';
 import { queryClient } from './api/query-client.ts';
 import { router } from './router.tsx';
 
 engine();
+bindQueriesToEngine();
 startLiveUpdates(queryClient);
 let opened = false;
 // after an outage or an engine restart every cached answer may be stale

@@ -91,6 +91,13 @@ export function connectionState(): ConnectionState {
   return state;
 }
 
+/** Run `listener` whenever the connection state changes (outside React). */
+export function subscribeConnection(listener: () => void): () => void {
+  engine();
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
 export function useConnection(): ConnectionState {
   return useSyncExternalStore(
     (listener) => {

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { callEngine } from './client.ts';
+import { engineRetry } from './outage.ts';
 
 export interface HealthComponent {
   status: string;
@@ -21,6 +22,6 @@ export function useEngineHealth(refetchMs: number | false = 10_000) {
     queryKey: healthKeys.all,
     queryFn: () => callEngine<EngineHealth>('engine::health::check', {}, { timeoutMs: 4000 }),
     refetchInterval: refetchMs,
-    retry: 0,
+    retry: engineRetry(0),
   });
 }

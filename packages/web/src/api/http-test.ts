@@ -3,8 +3,8 @@ import { consoleEndpoint } from '../lib/base-path.ts';
 
 /**
  * "Test HTTP trigger" (seed 4.1 op 2). The browser talks to one origin only, so eng-console
- * forwards `/_console/http/<path>` to the engine's HTTP port. A server without that endpoint (the
- * console worker) answers 404 without our marker header; the panel then says the test is unavailable.
+ * and the console worker forward `/_console/http/<path>` to the engine's HTTP port. A server without
+ * that endpoint answers 404 without our marker header; the panel then says the test is unavailable.
  */
 export interface HttpTestRequest {
   method: string;
@@ -49,14 +49,10 @@ export async function sendHttpTest(req: HttpTestRequest): Promise<HttpTestRespon
     } catch {
       reason = undefined;
     }
-    if (res.status === 404 && !reason?.startsWith('no console endpoint')) {
-      throw new HttpTestUnavailable(
-        'This server does not forward HTTP trigger tests (it has no /_console/http endpoint). Run eng-console to test HTTP triggers from the browser.',
-      );
-    }
     if (res.status === 404) {
+      // eng-console and the console worker both forward: this is another server in front of the engine
       throw new HttpTestUnavailable(
-        'This console does not forward HTTP trigger tests. Run eng-console to test HTTP triggers from the browser.',
+        'This server does not forward HTTP trigger tests (it has no /_console/http endpoint). Open the page from eng-console or the console worker, or call the route on the engine HTTP port directly.',
       );
     }
     throw new Error(reason ?? `The console could not forward the request (HTTP ${res.status}).`);

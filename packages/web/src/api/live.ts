@@ -2,6 +2,7 @@ import type { QueryClient } from '@tanstack/react-query';
 import { engine } from './client.ts';
 import { functionKeys } from './functions.ts';
 import { streamKeys } from './streams.ts';
+import { supervisorKeys } from './supervisor.ts';
 import { triggerKeys } from './triggers.ts';
 import { UI_FUNCTION_PREFIX } from './ui-ids.ts';
 import { workerKeys } from './workers.ts';
@@ -30,6 +31,7 @@ export function startLiveUpdates(queryClient: QueryClient): void {
       void queryClient.invalidateQueries({ queryKey: functionKeys.all });
       void queryClient.invalidateQueries({ queryKey: triggerKeys.all });
       void queryClient.invalidateQueries({ queryKey: streamKeys.all });
+      void queryClient.invalidateQueries({ queryKey: supervisorKeys.all });
       notifyLive('workers');
       return null;
     },

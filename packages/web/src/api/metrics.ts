@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { callEngine } from './client.ts';
+import { engineRetry } from './outage.ts';
 
 export interface MetricsPoint {
   /** Bucket start, ms. */
@@ -30,6 +31,6 @@ export function useEngineMetrics(intervalSeconds = 10, refetchMs = 5_000) {
     queryKey: metricsKeys.engine(intervalSeconds),
     queryFn: () => callEngine<EngineMetrics>('engine::metrics::list', { aggregate_interval: intervalSeconds }),
     refetchInterval: refetchMs,
-    retry: 0,
+    retry: engineRetry(0),
   });
 }

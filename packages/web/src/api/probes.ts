@@ -85,6 +85,8 @@ export function useBrowserProbes() {
     queryFn: async () => Promise.all([probeBus(), probeStreams()]),
     refetchInterval: 10_000,
     retry: 0,
+    // probes report the outage rather than wait for it to end
+    networkMode: 'always',
     meta: { source: 'console' },
   });
 }
@@ -125,6 +127,8 @@ export function useServerProbes() {
     },
     refetchInterval: 10_000,
     retry: 0,
+    // probes report the outage rather than wait for it to end
+    networkMode: 'always',
     meta: { source: 'console' },
   });
 }

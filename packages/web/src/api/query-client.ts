@@ -1,5 +1,6 @@
 import { QueryCache, QueryClient } from '@tanstack/react-query';
 import { useSyncExternalStore } from 'react';
+import { engineRetry } from './outage.ts';
 
 /**
  * One QueryClient for the app. Data arrives over the engine bus; freshness comes from trigger-driven
@@ -18,7 +19,10 @@ export const queryClient = new QueryClient({
     },
   }),
   defaultOptions: {
-    queries: { staleTime: 5_000, retry: 1, retryDelay: 800, refetchOnWindowFocus: false },
+    // outages pause queries (api/outage.ts): the data stays, the calls resume when the engine is back
+    queries: { staleTime: 5_000, retry: engineRetry(1), retryDelay: 800, refetchOnWindowFocus: false },
+    // a mutation is something the user asked for now: it fails at once and says the engine is unreachable
+    mutations: { networkMode: 'always' },
   },
 });
 

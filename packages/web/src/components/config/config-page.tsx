@@ -1,11 +1,13 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { RefreshCw } from 'lucide-react';
 import { useConnection } from '../../api/client.ts';
-import { useConsoleConfig } from '../../api/console-config.ts';
+import { serverKindOf, useConsoleConfig } from '../../api/console-config.ts';
+import { useConsoleStatus } from '../../api/console-status.ts';
 import { useEngineHealth } from '../../api/health.ts';
 import { probeKeys } from '../../api/probes.ts';
 import { useTriggerTypes } from '../../api/triggers.ts';
 import { useWorkers } from '../../api/workers.ts';
+import { commandLineOf, flagsFor, sourceLabel } from '../../lib/console-flags.ts';
 import { Badge, StatusDot } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { Card, CardHeader } from '../ui/card.tsx';
@@ -27,22 +29,14 @@ export function ConfigPage() {
   const modules = (workers.data ?? []).filter((w) => w.runtime === 'engine');
   const otel = health.data?.components.otel?.details as { exporter?: string; service_name?: string } | undefined;
 
-  const commandLine = c
-    ? [
-        'eng-console',
-        `-p ${c.port}`,
-        c.host !== '127.0.0.1' ? `--host ${c.host}` : '',
-        c.engine_host !== '127.0.0.1' ? `--engine-host ${c.engine_host}` : '',
-        c.engine_port !== 3111 ? `--engine-port ${c.engine_port}` : '',
-        c.ws_port !== 3112 ? `--ws-port ${c.ws_port}` : '',
-        c.bridge_port !== 49134 ? `--bridge-port ${c.bridge_port}` : '',
-        c.otel.enabled ? '' : '--no-otel',
-        c.otel.enabled && c.otel.service_name !== 'eng-console' ? `--otel-service-name ${c.otel.service_name}` : '',
-        c.enable_flow ? '--enable-flow' : '',
-      ]
-        .filter(Boolean)
-        .join(' ')
-    : '';
+  const kind = serverKindOf(config.data);
+  const isWorker = kind === 'console-worker';
+  const flags = flagsFor(kind);
+  // the console worker's own word on the engine (seed 2.10), next to what this server answers
+  const status = useConsoleStatus();
+  const commandLine = c ? commandLineOf(c) : '';
+  const hint = (flag: string, key: 'engine_http_url' | 'engine_streams_url') =>
+    isWorker ? [flag, sourceLabel(c?.sources?.[key])].filter(Boolean).join(' — ') : flag;
 
   return (
     <div className="pb-8">
@@ -60,17 +54,51 @@ export function ConfigPage() {
         <Card>
           <CardHeader
             title="Ports and endpoints"
-            description={c ? 'The console’s resolved settings (flags, environment, defaults)' : 'Settings of the serving console'}
+            description={
+              isWorker
+                ? 'This console worker’s resolved settings (flags, its config entry, the engine that launched it)'
+                : c
+                  ? 'The console’s resolved settings (flags, environment, defaults)'
+                  : 'Settings of the serving console'
+            }
           />
           {c ? (
             <dl className="divide-y divide-line px-4 text-[12.5px]" data-testid="config-ports">
               <Row label="Console UI" value={`http://${c.host}:${c.port}`} mono />
               <Row label="Engine host" value={c.engine_host} mono />
-              <Row label="Engine HTTP API" value={c.engine_urls.http} mono hint={`--engine-port ${c.engine_port}`} />
-              <Row label="Engine streams WebSocket" value={c.engine_urls.streams} mono hint={`--ws-port ${c.ws_port}`} />
-              <Row label="Engine SDK bridge" value={c.engine_urls.bridge} mono hint={`--bridge-port ${c.bridge_port}`} />
-              <Row label="Browser bus (proxied)" value={conn.url} mono />
-              <Row label="Flow page" value={c.enable_flow ? 'enabled' : 'disabled (--enable-flow or ENG_ENABLE_FLOW=1)'} />
+              <Row
+                label="Engine HTTP API"
+                value={c.engine_urls.http}
+                mono
+                hint={isWorker ? hint(flags.engineHttp, 'engine_http_url') : `--engine-port ${c.engine_port}`}
+              />
+              <Row
+                label="Engine streams WebSocket"
+                value={c.engine_urls.streams}
+                mono
+                hint={isWorker ? hint(flags.engineStreams, 'engine_streams_url') : `--ws-port ${c.ws_port}`}
+              />
+              <Row
+                label="Engine SDK bridge"
+                value={c.engine_urls.bridge}
+                mono
+                hint={isWorker ? '--url (ENG_URL)' : `--bridge-port ${c.bridge_port}`}
+              />
+              <Row label={c.bus === 'handoff' ? 'Browser bus (handed to the engine)' : 'Browser bus (proxied)'} value={conn.url} mono />
+              <Row label="Flow page" value={c.enable_flow ? 'enabled' : `disabled (${flags.flow.join(', ')})`} />
+              {isWorker ? (
+                <>
+                  <Row
+                    label="Launched"
+                    value={c.launched_by_engine ? 'by the engine (console entry of its config)' : 'by hand (eng-console-worker)'}
+                  />
+                  <Row
+                    label="Config file"
+                    value={c.config_path ? `${c.config_path}${c.config_found ? '' : ' (not found: defaults)'}` : '—'}
+                    mono
+                  />
+                </>
+              ) : null}
             </dl>
           ) : (
             <Unavailable
@@ -92,11 +120,30 @@ export function ConfigPage() {
           <dl className="divide-y divide-line px-4 text-[12.5px]" data-testid="config-otel">
             <Row
               label="Console traces"
-              value={c ? c.otel.enabled ? <Badge tone="ok">exporting</Badge> : <Badge>disabled (--no-otel)</Badge> : '—'}
+              value={
+                isWorker ? (
+                  <Badge>none (the console worker exports no traces)</Badge>
+                ) : c ? (
+                  c.otel.enabled ? (
+                    <Badge tone="ok">exporting</Badge>
+                  ) : (
+                    <Badge>disabled (--no-otel)</Badge>
+                  )
+                ) : (
+                  '—'
+                )
+              }
             />
-            <Row label="Console service name" value={c?.otel.service_name ?? '—'} mono />
-            <Row label="OTLP endpoint" value={c?.otel.endpoint ?? (c ? 'none' : '—')} mono />
-            <Row label="Engine exporter" value={otel?.exporter ?? (health.isError ? 'observability module not loaded' : '—')} mono />
+            <Row label="Console service name" value={isWorker ? '—' : (c?.otel.service_name ?? '—')} mono />
+            <Row label="OTLP endpoint" value={c?.otel.endpoint ?? (c && !isWorker ? 'none' : '—')} mono />
+            <Row
+              label="Engine exporter"
+              value={
+                otel?.exporter ??
+                ((health.error as { code?: string } | null)?.code === 'function_not_found' ? 'observability module not loaded' : '—')
+              }
+              mono
+            />
             <Row label="Engine service name" value={otel?.service_name ?? '—'} mono />
             {Object.entries(health.data?.components ?? {}).map(([name, comp]) => (
               <Row
@@ -116,7 +163,27 @@ export function ConfigPage() {
         <Card>
           <CardHeader title="Versions" />
           <dl className="divide-y divide-line px-4 text-[12.5px]" data-testid="config-versions">
-            <Row label="eng-console" value={c ? `v${c.version}` : 'not served by eng-console'} mono />
+            {isWorker ? (
+              <>
+                <Row label="Console worker" value={`v${status.data?.version ?? c?.version}`} mono />
+                <Row
+                  label="console::status"
+                  value={
+                    status.data
+                      ? `v${status.data.version} · port ${status.data.http_port} · ${status.data.engine_url}`
+                      : status.isPending
+                        ? '…'
+                        : status.data === null
+                          ? 'not registered with the engine'
+                          : 'no answer'
+                  }
+                  mono
+                  hint={status.data?.url}
+                />
+              </>
+            ) : (
+              <Row label="eng-console" value={c ? `v${c.version}` : 'not served by eng-console'} mono />
+            )}
             <Row label="Engine" value={health.data?.version ? `v${health.data.version}` : '—'} mono />
             <Row label="Console server runtime" value={c?.node_version ? `Node ${c.node_version}` : '—'} mono />
             <Row

@@ -24,7 +24,8 @@ export function ActivityCharts() {
   const inv = useMemo(() => [{ label: 'invocations/s', values: invocations, colorVar: '--c-accent' }], [invocations]);
   const err = useMemo(() => [{ label: 'errors', values: errors, colorVar: '--c-bad' }], [errors]);
 
-  if (metrics.isError) {
+  // only an engine that answers "no such function" lacks the module; an outage keeps the last series
+  if ((metrics.error as { code?: string } | null)?.code === 'function_not_found' && !metrics.data) {
     return (
       <Card className="lg:col-span-2">
         <EmptyState icon={Activity} title="No invocation metrics" compact>

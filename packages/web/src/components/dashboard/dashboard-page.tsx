@@ -4,6 +4,7 @@ import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
 import { isSystemFunction, useFunctions } from '../../api/functions.ts';
 import { useEngineHealth } from '../../api/health.ts';
 import { useEngineMetrics } from '../../api/metrics.ts';
+import { useEngineDown } from '../../api/outage.ts';
 import { useLastUpdate } from '../../api/query-client.ts';
 import { isSystemStream, useStreams } from '../../api/streams.ts';
 import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
@@ -26,6 +27,8 @@ export function DashboardPage() {
   const workers = useWorkers();
   const streams = useStreams();
   const lastUpdate = useLastUpdate();
+  // a query paused by an outage is "pending" with nothing to show: no spinner that never ends
+  const down = useEngineDown();
 
   const userFunctions = useMemo(() => (functions.data ?? []).filter((f) => !isSystemFunction(f)), [functions.data]);
   const userFunctionIds = useMemo(() => new Set(userFunctions.map((f) => f.function_id)), [userFunctions]);
@@ -59,7 +62,7 @@ export function DashboardPage() {
             to="/functions"
             value={functions.data ? userFunctions.length : undefined}
             sub={functions.data ? `${(functions.data.length ?? 0) - userFunctions.length} system functions` : undefined}
-            loading={functions.isPending}
+            loading={functions.isPending && !down}
           />
           <Counter
             testId="triggers"
@@ -68,7 +71,7 @@ export function DashboardPage() {
             to="/triggers"
             value={triggers.data ? userTriggers.length : undefined}
             sub={triggerKinds || 'none bound yet'}
-            loading={triggers.isPending}
+            loading={triggers.isPending && !down}
           />
           <Counter
             testId="workers"
@@ -77,7 +80,7 @@ export function DashboardPage() {
             to="/workers"
             value={workers.data ? processes.length : undefined}
             sub={workers.data ? `${pluralize(modules, 'engine module')}` : undefined}
-            loading={workers.isPending}
+            loading={workers.isPending && !down}
           />
           <Counter
             testId="streams"
@@ -91,11 +94,11 @@ export function DashboardPage() {
                     userStreams.reduce((n, s) => n + s.groups.length, 0),
                     'group',
                   )
-                : streams.isError
+                : isMissingModule(streams.error)
                   ? 'streams module not loaded'
                   : undefined
             }
-            loading={streams.isPending}
+            loading={streams.isPending && !down}
           />
         </div>
         <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
@@ -132,6 +135,11 @@ export function DashboardPage() {
       </div>
     </div>
   );
+}
+
+/** The engine answered that no module serves the function (not an outage, not a failure of the call). */
+function isMissingModule(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === 'function_not_found';
 }
 
 function FlowLoading() {
@@ -261,7 +269,7 @@ function EngineSummary() {
         ? Object.entries(health.data.components)
             .map(([k, c]) => `${k} ${c.status}`)
             .join(' · ')
-        : health.isError
+        : isMissingModule(health.error)
           ? 'observability module not loaded'
           : '—',
     ],

@@ -1,7 +1,7 @@
 import { useNavigate } from '@tanstack/react-router';
 import { Workflow } from 'lucide-react';
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { useConsoleConfig } from '../../api/console-config.ts';
+import { serverKindOf, useConsoleConfig } from '../../api/console-config.ts';
 import { useFlowLayout, useObservedSpans, useResetFlowLayout, useSaveFlowLayout } from '../../api/flow.ts';
 import { isSystemFunction, useFunctions } from '../../api/functions.ts';
 import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
@@ -36,10 +36,18 @@ export function FlowPage() {
       <div>
         <PageHeader title="Flow" description="Triggers → functions → state stores and queues, as a graph." />
         <EmptyState icon={Workflow} title="The Flow page is off">
-          <p>
-            Start the console with <code className="font-mono">eng-console --enable-flow</code> (or set{' '}
-            <code className="font-mono">ENG_ENABLE_FLOW=1</code>) to see the graph of your triggers, functions, state stores and queues.
-          </p>
+          {serverKindOf(config.data) === 'console-worker' ? (
+            <p>
+              Add <code className="font-mono">enable_flow: true</code> to the <code className="font-mono">console</code> entry of the
+              engine’s config.yaml (or start the worker with <code className="font-mono">--enable-flow</code>, or set{' '}
+              <code className="font-mono">ENG_ENABLE_FLOW=1</code>) to see the graph of your triggers, functions, state stores and queues.
+            </p>
+          ) : (
+            <p>
+              Start the console with <code className="font-mono">eng-console --enable-flow</code> (or set{' '}
+              <code className="font-mono">ENG_ENABLE_FLOW=1</code>) to see the graph of your triggers, functions, state stores and queues.
+            </p>
+          )}
           {config.data?.available === false ? <p className="mt-2 text-xs text-faint">This server reports: {config.data.reason}.</p> : null}
         </EmptyState>
       </div>

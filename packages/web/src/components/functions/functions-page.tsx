@@ -5,12 +5,12 @@ import { useFunctions } from '../../api/functions.ts';
 import { useTriggers } from '../../api/triggers.ts';
 import { useWorkers, type WorkerRecord } from '../../api/workers.ts';
 import { useKeydown } from '../../lib/keyboard.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
 import { SearchInput, Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 import { FunctionDetail } from './function-detail.tsx';
 import { FunctionList } from './function-list.tsx';
 import { buildRows, summariseTriggers, workerOf } from './function-rows.ts';
@@ -71,9 +71,7 @@ export function FunctionsPage() {
       <div className="flex min-h-0 flex-1">
         <div className="flex min-w-0 flex-1 flex-col">
           {functions.isPending ? (
-            <div className="flex flex-1 items-center justify-center gap-2 text-[13px] text-muted">
-              <Spinner /> Loading functions…
-            </div>
+            <LoadingNote what="functions" className="flex-1" />
           ) : functions.isError ? (
             <div className="p-6">
               <ErrorNote title="Could not list functions" error={functions.error} />

@@ -3,13 +3,13 @@ import { ExternalLink, Filter } from 'lucide-react';
 import { memo, type ReactNode, type RefObject, useCallback, useEffect, useMemo, useRef } from 'react';
 import { fetchLogsPage, type LogFilters, logKeys, type StoredLog } from '../../api/logs.ts';
 import { usePagedVirtualRows } from '../../lib/paged-window.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import type { Tone } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
 import { CopyButton } from '../ui/copy-button.tsx';
 import { ErrorNote } from '../ui/empty-state.tsx';
 import { JsonView } from '../ui/json-view.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 import { formatLogTime, logIdentity, severityTone } from './severity.ts';
 
 const ROW = 30;
@@ -122,11 +122,7 @@ export function LogList({
       </div>
       <div ref={scrollRef} className="relative min-h-0 flex-1 overflow-y-auto" data-testid="logs-scroll">
         {rows.error ? <ErrorNote title="Could not read the logs" error={rows.error} className="m-4" /> : null}
-        {rows.isLoading ? (
-          <div className="flex items-center gap-2 px-4 py-6 text-[13px] text-muted">
-            <Spinner /> Reading logs…
-          </div>
-        ) : null}
+        {rows.isLoading ? <LoadingNote what="logs" className="justify-start" /> : null}
         {!rows.isLoading && !rows.error && count === 0 ? empty : null}
         <div className="relative w-full" style={{ height: virtualizer.getTotalSize() }} data-testid="logs-list" data-total={total ?? ''}>
           {virtualizer.getVirtualItems().map((v) => {

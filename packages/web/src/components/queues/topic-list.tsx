@@ -1,10 +1,10 @@
 import { Inbox } from 'lucide-react';
 import type { QueueTopic, TopicStats } from '../../api/queues.ts';
 import { formatCount } from '../../lib/format.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { cn } from '../ui/cn.ts';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 
 export const KIND_LABEL = { function_queue: 'queue', topic: 'topic' } as const;
 
@@ -33,11 +33,7 @@ export function TopicList({
   }
   if (error) return <ErrorNote title="Could not list the queues" error={error} className="m-4" />;
   if (loading) {
-    return (
-      <div className="flex items-center gap-2 px-4 py-6 text-[13px] text-muted">
-        <Spinner /> Loading queues…
-      </div>
-    );
+    return <LoadingNote what="queues" className="justify-start" />;
   }
   if (!topics?.length) {
     return (

@@ -1,6 +1,9 @@
 import { RefreshCw, Unplug } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { describeOutage, useConnection } from '../../api/client.ts';
+import { useServerKind } from '../../api/console-config.ts';
+import { FIRST_CONNECT_GRACE_MS } from '../../api/outage.ts';
+import { flagsFor } from '../../lib/console-flags.ts';
 import { timeAgo } from '../../lib/format.ts';
 
 /**
@@ -9,6 +12,8 @@ import { timeAgo } from '../../lib/format.ts';
  */
 export function EngineBanner() {
   const conn = useConnection();
+  // name the flags of the server that serves this page (eng-console's or the console worker's)
+  const flags = flagsFor(useServerKind());
   const [now, setNow] = useState(Date.now());
   const down = conn.status !== 'open';
   useEffect(() => {
@@ -17,7 +22,7 @@ export function EngineBanner() {
     return () => window.clearInterval(timer);
   }, [down]);
   // the first connection takes a moment: no banner for a normal start
-  if (!down || (conn.status === 'connecting' && now - conn.since < 1500)) return null;
+  if (!down || (conn.status === 'connecting' && now - conn.since < FIRST_CONNECT_GRACE_MS)) return null;
   return (
     <div
       role="status"
@@ -30,8 +35,14 @@ export function EngineBanner() {
         <p className="mt-0.5 text-xs opacity-85">
           Down since {timeAgo(conn.since, now)}. The console reconnects by itself
           {conn.retryInMs !== undefined ? ` (attempt ${conn.attempt})` : ''}; start the engine with{' '}
-          <code className="font-mono">eng start</code> or check <code className="font-mono">--engine-host</code> /{' '}
-          <code className="font-mono">--bridge-port</code>.
+          <code className="font-mono">eng start</code> or check{' '}
+          {flags.bus.map((flag, i) => (
+            <span key={flag}>
+              {i ? ' / ' : ''}
+              <code className="font-mono">{flag}</code>
+            </span>
+          ))}
+          .
         </p>
       </div>
       <RefreshCw size={14} className="mt-0.5 shrink-0 animate-spin opacity-60 [animation-duration:2.5s]" />

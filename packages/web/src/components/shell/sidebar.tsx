@@ -91,7 +91,9 @@ export function Sidebar({
           </div>
         </div>
         <div className="truncate px-0.5 text-[11px] text-faint" title="console version">
-          {config?.available ? `eng-console v${config.config.version}` : 'eng console'}
+          {config?.available
+            ? `${config.config.server === 'console-worker' ? 'console worker' : 'eng-console'} v${config.config.version}`
+            : 'eng console'}
         </div>
       </div>
     </aside>

@@ -2,9 +2,9 @@ import { Database, FolderOpen } from 'lucide-react';
 import { useMemo, useState } from 'react';
 import type { StateGroup } from '../../api/state.ts';
 import { formatCount } from '../../lib/format.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { cn } from '../ui/cn.ts';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 
 /** The scopes of the state store with their key counts (the reference console always showed 0). */
 export function GroupList({
@@ -51,11 +51,7 @@ export function GroupList({
         ) : error ? (
           <ErrorNote title="Could not list the groups" error={error} className="mx-1" />
         ) : null}
-        {loading ? (
-          <div className="flex items-center gap-2 px-2 py-3 text-[13px] text-muted">
-            <Spinner /> Loading groups…
-          </div>
-        ) : null}
+        {loading ? <LoadingNote what="state groups" className="justify-start px-2 py-3" /> : null}
         {!loading && !error && groups?.length === 0 ? (
           <EmptyState icon={Database} title="No state yet" compact>
             Groups appear when a worker calls <code className="text-fg">state::set</code>, or add an item with the button above.

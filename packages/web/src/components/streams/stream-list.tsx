@@ -1,10 +1,10 @@
 import { BellOff, BellRing, Radio } from 'lucide-react';
 import { isSystemStream, type StreamInfo } from '../../api/streams.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 
 export interface StreamRow {
   stream: string;
@@ -51,11 +51,7 @@ export function StreamList({
   }
   if (error) return <ErrorNote title="Could not list the streams" error={error} className="m-4" />;
   if (loading) {
-    return (
-      <div className="flex items-center gap-2 px-4 py-6 text-[13px] text-muted">
-        <Spinner /> Loading streams…
-      </div>
-    );
+    return <LoadingNote what="streams" className="justify-start" />;
   }
   if (rows.length === 0) {
     return (

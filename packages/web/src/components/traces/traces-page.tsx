@@ -4,13 +4,13 @@ import { useMemo, useRef, useState } from 'react';
 import { traceKeys, useClearTraces, useTraceFeed, useTraceGroups, useTraceList } from '../../api/traces.ts';
 import { formatDuration, pluralize } from '../../lib/format.ts';
 import { tracesRoute } from '../../routes/traces.tsx';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { Button } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
 import { Dialog } from '../ui/dialog.tsx';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
 import { Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 import { ResizeHandle, useStoredSize } from './resizable.tsx';
 import { TraceDetail } from './trace-detail.tsx';
 import { TraceFilterBar } from './trace-filters.tsx';
@@ -247,11 +247,7 @@ export function TracesPage() {
 }
 
 function Loading() {
-  return (
-    <div className="flex items-center justify-center gap-2 py-16 text-sm text-muted">
-      <Spinner /> Loading traces…
-    </div>
-  );
+  return <LoadingNote what="traces" className="py-16 text-sm" />;
 }
 
 function NoTraces() {

@@ -6,12 +6,12 @@ import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
 import { useKeydown } from '../../lib/keyboard.ts';
 import { summarise } from '../../lib/trigger-config.ts';
 import { KIND_LABEL, KIND_ORDER, kindOf, type TriggerKind } from '../../lib/trigger-kind.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
 import { SearchInput, Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 import { type TabItem, Tabs } from '../ui/tabs.tsx';
 import { TriggerDetail } from './trigger-detail.tsx';
 import { type TriggerGroup, TriggerList } from './trigger-list.tsx';
@@ -107,9 +107,7 @@ export function TriggersPage() {
       <div className="flex min-h-0 flex-1">
         <div className="flex min-w-0 flex-1 flex-col">
           {triggers.isPending ? (
-            <div className="flex flex-1 items-center justify-center gap-2 text-[13px] text-muted">
-              <Spinner /> Loading triggers…
-            </div>
+            <LoadingNote what="triggers" className="flex-1" />
           ) : triggers.isError ? (
             <div className="p-6">
               <ErrorNote title="Could not list triggers" error={triggers.error} />

@@ -1,9 +1,11 @@
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { Cpu, RefreshCw } from 'lucide-react';
 import { useEffect, useMemo, useState } from 'react';
+import { useSupervisedWorkers } from '../../api/supervisor.ts';
 import { isProcessWorker, useWorkers, type WorkerRecord } from '../../api/workers.ts';
 import { formatBytes, formatDuration, timeAgo } from '../../lib/format.ts';
 import { useKeydown } from '../../lib/keyboard.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { Badge, StatusDot } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { DefinitionList } from '../ui/card.tsx';
@@ -13,7 +15,7 @@ import { DetailPanel, PanelSection } from '../ui/detail-panel.tsx';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
 import { SearchInput, Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
-import { Spinner } from '../ui/spinner.tsx';
+import { SupervisedList } from './supervised-list.tsx';
 
 const route = getRouteApi('/workers');
 const GRID = 'grid grid-cols-[minmax(0,1.6fr)_110px_minmax(0,1fr)_80px_90px_110px] items-center gap-3';
@@ -27,6 +29,7 @@ export function WorkersPage() {
   const search = route.useSearch();
   const navigate = useNavigate({ from: '/workers' });
   const workers = useWorkers();
+  const supervised = useSupervisedWorkers();
   const setSearch = (patch: Partial<typeof search>) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: true });
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
@@ -48,13 +51,18 @@ export function WorkersPage() {
   );
   const selected = workers.data?.find((w) => w.id === search.worker);
   const processes = (workers.data ?? []).filter(isProcessWorker).length;
+  const connectedIds = useMemo(
+    () => new Map((workers.data ?? []).filter(isProcessWorker).map((w) => [w.name, w.id] as const)),
+    [workers.data],
+  );
+  const launched = supervised.data ?? [];
 
   return (
     <div className="flex h-full flex-col">
       <PageHeader
         title="Workers"
         badge={workers.data ? <Badge>{processes}</Badge> : null}
-        description="Worker processes connected to the engine. Their functions disappear when they disconnect."
+        description="Worker processes connected to the engine, and the ones the engine launches. Functions disappear when their worker disconnects."
         actions={
           <Button size="sm" icon={RefreshCw} loading={workers.isFetching} onClick={() => void workers.refetch()}>
             Refresh
@@ -71,10 +79,14 @@ export function WorkersPage() {
       </PageHeader>
       <div className="flex min-h-0 flex-1">
         <div className="flex min-w-0 flex-1 flex-col overflow-auto">
+          {launched.length ? (
+            <SupervisedList workers={launched} connectedIds={connectedIds} onOpenConnected={(id) => setSearch({ worker: id })} />
+          ) : null}
+          {launched.length ? (
+            <h2 className="bg-surface px-4 pt-3 pb-2 text-[13px] font-semibold text-fg">Connected to the engine</h2>
+          ) : null}
           {workers.isPending ? (
-            <div className="flex flex-1 items-center justify-center gap-2 text-[13px] text-muted">
-              <Spinner /> Loading workers…
-            </div>
+            <LoadingNote what="workers" className="flex-1" />
           ) : workers.isError ? (
             <div className="p-6">
               <ErrorNote title="Could not list workers" error={workers.error} />
