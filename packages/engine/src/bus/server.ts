@@ -9,6 +9,15 @@ import type { Logger } from '../log.ts';
 import { ChannelManager } from './channels.ts';
 import { type TelemetrySink, telemetryPrefix, WorkerConnection } from './connection.ts';
 import { AllowedOriginsSchema, OriginGate } from './origins.ts';
+import {
+  capConnections,
+  defaultMaxConnections,
+  Heartbeat,
+  HeartbeatIntervalSchema,
+  HeartbeatTimeoutSchema,
+  headerDeadline,
+  MaxConnectionsSchema,
+} from './socket-limits.ts';
 
 export const WorkerManagerConfig = z
   .object({
@@ -20,7 +29,13 @@ export const WorkerManagerConfig = z
       .int()
       .positive()
       .default(64 * 1024 * 1024),
+    /** A connection that has not sent its whole upgrade request by then is closed. */
     handshake_timeout_ms: z.number().int().positive().default(10_000),
+    /** Open sockets at most (default 4096, at most 1/4 of the open-file limit); more are closed at once (socket-limits.ts). */
+    max_connections: MaxConnectionsSchema,
+    /** Every connection is pinged this often; one that sent nothing (not even a pong) for heartbeat_timeout_ms is closed. */
+    heartbeat_interval_ms: HeartbeatIntervalSchema,
+    heartbeat_timeout_ms: HeartbeatTimeoutSchema,
     /** Browser origins (`http://localhost:5173`) whose pages may open the bus; others get 403 (origins.ts). */
     allowed_origins: AllowedOriginsSchema,
   })
@@ -64,6 +79,7 @@ export class WorkerBus {
   readonly channels: ChannelManager;
   private readonly sockets = new Set<WebSocket>();
   private closing = false;
+  private heartbeat?: Heartbeat;
 
   constructor(
     private readonly ctx: ModuleContext<WorkerManagerConfig>,
@@ -76,13 +92,16 @@ export class WorkerBus {
     const { host, port, max_frame_bytes } = this.ctx.config;
     const wss = new WebSocketServer({ noServer: true, maxPayload: max_frame_bytes, perMessageDeflate: false });
     this.wss = wss;
-    const server = createServer((_req, res) => {
+    const server = createServer(headerDeadline(this.ctx.config.handshake_timeout_ms), (_req, res) => {
       // plain HTTP on the bus port: tell the caller what this port is for
       res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
       res.end(JSON.stringify({ error: { code: 'UPGRADE_REQUIRED', message: 'this is the eng worker bus: connect with a WebSocket' } }));
     });
-    server.headersTimeout = this.ctx.config.handshake_timeout_ms;
-    server.requestTimeout = this.ctx.config.handshake_timeout_ms;
+    const { max_connections, heartbeat_interval_ms, heartbeat_timeout_ms } = this.ctx.config;
+    capConnections(server, max_connections ?? defaultMaxConnections(), 'worker bus', 'max_connections of eng-worker-manager', (m) =>
+      this.log.warn(m),
+    );
+    this.heartbeat = new Heartbeat(heartbeat_interval_ms, heartbeat_timeout_ms);
     // browser pages from unlisted origins are refused here; adopted sockets were vouched for by their worker
     const gate = new OriginGate(this.ctx.config.allowed_origins, 'eng worker bus', 'eng-worker-manager', (m) => this.log.warn(m));
     server.on('upgrade', (req, socket, head) => {
@@ -103,6 +122,7 @@ export class WorkerBus {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.heartbeat?.stop();
     this.channels.close();
     for (const socket of this.sockets) socket.close(1001, 'engine shutting down');
     await new Promise((r) => setTimeout(r, 50));
@@ -139,11 +159,17 @@ export class WorkerBus {
     const path = url.pathname;
     const wss = this.wss as WebSocketServer;
     if (path === '/' || path === '') {
-      wss.handleUpgrade(req, socket, head, (ws) => this.acceptWorker(ws, req));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        this.heartbeat?.watch(ws, socket);
+        this.acceptWorker(ws, req);
+      });
       return;
     }
     if (path === '/otel') {
-      wss.handleUpgrade(req, socket, head, (ws) => this.acceptTelemetry(ws));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        this.heartbeat?.watch(ws, socket);
+        this.acceptTelemetry(ws);
+      });
       return;
     }
     const channelMatch = /^\/ws\/channels\/([^/]+)$/.exec(path);
@@ -155,7 +181,10 @@ export class WorkerBus {
         rejectUpgrade(socket, 404, 'Channel not found');
         return;
       }
-      wss.handleUpgrade(req, socket, head, (ws) => this.acceptChannel(ws, id, key as string, dir));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        this.heartbeat?.watch(ws, socket);
+        this.acceptChannel(ws, id, key as string, dir);
+      });
       return;
     }
     rejectUpgrade(socket, 404, 'Not Found');

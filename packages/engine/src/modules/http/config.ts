@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MaxConnectionsSchema } from '../../bus/socket-limits.ts';
 import { HTTP_METHODS, type HttpMethod } from './router.ts';
 
 // spec: engine-protocol §6.1 (config keys of iii-http), plus `body_limit_bytes` (ours: iii has no
@@ -35,6 +36,12 @@ export const HttpModuleConfig = z
       .int()
       .positive()
       .default(10 * 1024 * 1024),
+    /** Open connections at most (default 4096, at most 1/4 of the open-file limit); more are closed at once. */
+    max_connections: MaxConnectionsSchema,
+    /** A request head must be complete this many ms after the connection opened (a kept-alive one: after its first byte), else the socket is closed. */
+    headers_timeout_ms: z.number().int().positive().default(10_000),
+    /** An idle keep-alive connection is closed after this many ms (above the usual 60 s of proxies in front). */
+    keep_alive_timeout_ms: z.number().int().positive().default(65_000),
   })
   .strict();
 export type HttpModuleConfig = z.infer<typeof HttpModuleConfig>;

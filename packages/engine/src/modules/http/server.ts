@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ErrorCode } from '@eng/protocol';
+import { capConnections, defaultMaxConnections, headerDeadline } from '../../bus/socket-limits.ts';
 import type { Logger } from '../../log.ts';
 import type { HttpModuleConfig } from './config.ts';
 import { CorsPolicy } from './cors.ts';
@@ -48,7 +49,7 @@ export class HttpServer {
     env: Omit<PipelineEnv, 'config' | 'globalMiddleware'>,
     private readonly log: Logger,
   ) {
-    this.cors = new CorsPolicy(config.cors);
+    this.cors = new CorsPolicy(config.cors, (message) => log.warn(message));
     const globalMiddleware = [...config.middleware]
       .filter((m) => m.phase === 'preHandler')
       .sort((a, b) => a.priority - b.priority)
@@ -57,7 +58,14 @@ export class HttpServer {
   }
 
   async listen(): Promise<HttpAddress> {
-    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => this.onRequest(req, res));
+    // a socket that never completes a request head is closed after headers_timeout_ms; bodies get node's 300 s
+    const server = createServer(
+      { keepAliveTimeout: this.config.keep_alive_timeout_ms, ...headerDeadline(this.config.headers_timeout_ms, 300_000) },
+      (req, res) => this.onRequest(req, res),
+    );
+    capConnections(server, this.config.max_connections ?? defaultMaxConnections(), 'HTTP port', 'max_connections of eng-http', (message) =>
+      this.log.warn(message),
+    );
     server.on('clientError', (err, socket) => {
       // malformed requests get a 400 and a closed socket, never a crash
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
@@ -108,12 +116,24 @@ export class HttpServer {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    if (this.cors.apply(req, res)) return;
+    if (req.headers.origin !== undefined) {
+      // browsers only: engine routes (OTLP) answer pages the config lists, trigger routes keep §6.1 CORS
+      const pathname = this.engineRoutePath(req);
+      if (pathname !== undefined ? this.cors.applyEngine(req, res, pathname) : this.cors.apply(req, res)) return;
+    }
     if (this.active >= this.config.concurrency_request_limit) {
       this.waiting.push(() => this.dispatch(req, res));
       return;
     }
     this.dispatch(req, res);
+  }
+
+  /** The path when it is an engine route's (whatever the method: a preflight asks about another). */
+  private engineRoutePath(req: IncomingMessage): string | undefined {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q === -1 ? url : url.slice(0, q);
+    return this.internal.methodsFor(pathname).length > 0 ? pathname : undefined;
   }
 
   private dispatch(req: IncomingMessage, res: ServerResponse): void {

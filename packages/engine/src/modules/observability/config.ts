@@ -4,6 +4,22 @@ import { z } from 'zod';
 // config.yaml starts unchanged; the few we do not act on are named in README.md.
 
 const Ratio = z.number().min(0).max(1);
+const Bytes = z.number().int().positive();
+
+/** What one span or log record may hold (limits.ts); longer values end in `…[truncated N bytes]`. */
+export const RecordLimitsConfig = z
+  .object({
+    /** Longest attribute value (and key, span name, status description) kept, UTF-8 bytes. */
+    attribute_value_bytes: Bytes.default(16 * 1024),
+    /** Attributes kept per span, per event, per link and per log record. */
+    attributes: z.number().int().positive().default(128),
+    events: z.number().int().positive().default(128),
+    links: z.number().int().positive().default(128),
+    /** Everything one record holds; what comes after is cut or dropped (and counted). */
+    record_bytes: Bytes.default(1024 * 1024),
+    log_body_bytes: Bytes.default(64 * 1024),
+  })
+  .strict();
 const Exporter = z.enum(['memory', 'otlp', 'both']);
 
 export const SamplingRule = z
@@ -37,6 +53,8 @@ export const ObservabilityConfig = z
       .strict()
       .optional(),
     memory_max_spans: z.number().int().positive().default(100_000),
+    /** Byte budget of the span store (estimated per span); default 256 MiB, at most 1/4 of the heap limit. */
+    memory_max_bytes: Bytes.optional(),
     metrics_enabled: z.boolean().default(true),
     metrics_exporter: z.enum(['memory', 'otlp']).default('memory'),
     metrics_retention_seconds: z.number().int().positive().default(3600),
@@ -44,6 +62,8 @@ export const ObservabilityConfig = z
     logs_enabled: z.boolean().default(true),
     logs_exporter: Exporter.default('memory'),
     logs_max_count: z.number().int().positive().default(100_000),
+    /** Byte budget of the log store; default 128 MiB, at most 1/8 of the heap limit. */
+    logs_max_bytes: Bytes.optional(),
     logs_retention_seconds: z.number().int().positive().default(86_400),
     logs_batch_size: z.number().int().positive().default(512),
     logs_flush_interval_ms: z.number().int().positive().default(1000),
@@ -61,6 +81,7 @@ export const ObservabilityConfig = z
     trace_builtins: z.boolean().default(false),
     /** Keep traces and logs in `<dataDir>/observability.db` so they survive a restart. */
     persist: z.boolean().default(false),
+    limits: RecordLimitsConfig.prefault({}),
   })
   .strict();
 export type ObservabilityConfig = z.infer<typeof ObservabilityConfig>;

@@ -208,7 +208,14 @@ export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps
         },
         logs: {
           status: status(collector.logs !== null),
-          details: { stored_logs: collector.logs?.size ?? 0, max_logs: config.logs_max_count, received: collector.logsReceived },
+          details: {
+            stored_logs: collector.logs?.size ?? 0,
+            max_logs: config.logs_max_count,
+            stored_bytes: collector.logs?.bytes ?? 0,
+            max_bytes: collector.logs?.maxBytes ?? 0,
+            evicted_logs: collector.logs?.evicted ?? 0,
+            received: collector.logsReceived,
+          },
         },
         spans: {
           status: status(collector.spans !== null),
@@ -216,6 +223,8 @@ export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps
             stored_spans: collector.spans?.size ?? 0,
             stored_traces: collector.spans?.traceCount ?? 0,
             max_spans: config.memory_max_spans,
+            stored_bytes: collector.spans?.bytes ?? 0,
+            max_bytes: collector.spans?.maxBytes ?? 0,
             evicted_spans: collector.spans?.evicted ?? 0,
             received: collector.spansReceived,
           },

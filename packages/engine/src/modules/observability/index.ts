@@ -11,6 +11,7 @@ import { logMemoryEnabled, ObservabilityConfig, spanMemoryEnabled } from './conf
 import { EngineMetrics } from './engine-metrics.ts';
 import { registerObservabilityFunctions } from './functions.ts';
 import { TelemetryIngest } from './ingest.ts';
+import { defaultStoreBudgets } from './limits.ts';
 import { LogStore } from './log-store.ts';
 import { severityNumberOf } from './otlp-decode.ts';
 import { encodeLogs, encodeTraces, OtlpSender } from './otlp-export.ts';
@@ -104,9 +105,21 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       ].filter(Boolean);
       if (ignored.length) ctx.log.warn(`observability config keys accepted for iii compatibility but not acted on: ${ignored.join(', ')}`);
 
-      const spanStore = spanMemoryEnabled(config) ? new SpanStore(config.memory_max_spans) : null;
-      const logStore = logMemoryEnabled(config) ? new LogStore(config.logs_max_count, config.logs_retention_seconds * 1000) : null;
-      const collector = new Collector(spanStore, logStore, (what, err) => ctx.log.debug(`${what} failed: ${err.message}`));
+      const budgets = defaultStoreBudgets();
+      const spanBytes = config.memory_max_bytes ?? budgets.spans;
+      const logBytes = config.logs_max_bytes ?? budgets.logs;
+      const spanStore = spanMemoryEnabled(config) ? new SpanStore(config.memory_max_spans, spanBytes) : null;
+      const logStore = logMemoryEnabled(config)
+        ? new LogStore(config.logs_max_count, config.logs_retention_seconds * 1000, logBytes)
+        : null;
+      const collector = new Collector(spanStore, logStore, (what, err) => ctx.log.debug(`${what} failed: ${err.message}`), {
+        attributeValueBytes: config.limits.attribute_value_bytes,
+        attributes: config.limits.attributes,
+        events: config.limits.events,
+        links: config.limits.links,
+        recordBytes: config.limits.record_bytes,
+        logBodyBytes: config.limits.log_body_bytes,
+      });
 
       const persistence = config.persist
         ? openPersistence(join(ctx.dataDir, 'observability.db'), collector, config.memory_max_spans, config.logs_max_count, ctx.log)
@@ -118,10 +131,17 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       let spanSender: OtlpSender<StoredSpan> | undefined;
       let logSender: OtlpSender<StoredLog> | undefined;
       if (config.enabled && config.exporter !== 'memory') {
-        const sender = new OtlpSender(`${endpoint}/v1/traces`, (spans: StoredSpan[]) => encodeTraces(spans, resource), 512, 1000, ctx.log);
+        const sender = new OtlpSender(
+          `${endpoint}/v1/traces`,
+          (spans: StoredSpan[]) => encodeTraces(spans, resource),
+          512,
+          1000,
+          ctx.log,
+          spanBytes,
+        );
         spanSender = sender;
-        collector.onSpan((span) => {
-          if (!span.pending) sender.push(span);
+        collector.onSpan((span, bytes) => {
+          if (!span.pending) sender.push(span, bytes);
         });
         cleanups.push(() => sender.stop());
       }
@@ -132,9 +152,10 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
           config.logs_batch_size,
           config.logs_flush_interval_ms,
           ctx.log,
+          logBytes,
         );
         logSender = sender;
-        collector.onLog((log) => sender.push(log));
+        collector.onLog((log, bytes) => sender.push(log, bytes));
         cleanups.push(() => sender.stop());
       }
 

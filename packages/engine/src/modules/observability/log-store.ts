@@ -7,25 +7,33 @@ import { type IndexEntry, TimeIndex } from './time-index.ts';
 interface LogRec {
   log: StoredLog;
   slot: number;
+  /** Estimated cost counted against the byte budget (limits.ts). */
+  bytes: number;
   entry: IndexEntry<LogRec>;
   bodyLc?: string;
 }
 
 /**
- * Bounded log store (`logs_max_count`, `logs_retention_seconds`): a ring in arrival order for
- * eviction, a timestamp index for newest-first reads and time ranges, and a trace-id index.
+ * Bounded log store (`logs_max_count`, `logs_max_bytes`, `logs_retention_seconds`): a ring in
+ * arrival order for eviction (oldest first, by count and by estimated bytes), a timestamp index
+ * for newest-first reads and time ranges, and a trace-id index.
  */
 export class LogStore {
   private ring: Array<LogRec | undefined>;
   private head = 0;
+  /** Where the search for the oldest record starts: slots from here up to `head` hold records in arrival order (with holes the sweep left). */
+  private tail = 0;
   private count = 0;
   private readonly byTime = new TimeIndex<LogRec>();
   private readonly byTrace = new Map<string, Set<LogRec>>();
   evicted = 0;
+  /** Estimated bytes of the stored records. */
+  bytes = 0;
 
   constructor(
     readonly capacity: number,
     private readonly retentionMs: number,
+    readonly maxBytes = Number.POSITIVE_INFINITY,
   ) {
     this.ring = new Array(capacity);
   }
@@ -34,13 +42,17 @@ export class LogStore {
     return this.count;
   }
 
-  add(log: StoredLog): void {
+  /** Store a record; `bytes` is its estimated cost. Stored even when it alone is over the budget. */
+  add(log: StoredLog, bytes = 0): void {
+    while (this.count > 0 && this.bytes + bytes > this.maxBytes) this.evictOldest();
     const occupant = this.ring[this.head];
     if (occupant) {
+      // the ring went round: the occupant is the oldest record, and the next oldest follows it
       this.remove(occupant);
       this.evicted++;
+      this.tail = (this.head + 1) % this.capacity;
     }
-    const rec: LogRec = { log, slot: this.head, entry: undefined as never };
+    const rec: LogRec = { log, slot: this.head, bytes, entry: undefined as never };
     rec.entry = this.byTime.insert(log.timestamp_unix_nano, rec);
     if (log.trace_id) {
       const set = this.byTrace.get(log.trace_id);
@@ -50,6 +62,19 @@ export class LogStore {
     this.ring[this.head] = rec;
     this.head = (this.head + 1) % this.capacity;
     this.count++;
+    this.bytes += bytes;
+  }
+
+  private evictOldest(): void {
+    for (let step = 0; step < this.capacity; step++) {
+      const rec = this.ring[this.tail];
+      this.tail = (this.tail + 1) % this.capacity;
+      if (rec) {
+        this.remove(rec);
+        this.evicted++;
+        return;
+      }
+    }
   }
 
   /** Drop records older than the retention window (run every 60 s, as iii does). */
@@ -70,7 +95,9 @@ export class LogStore {
   clear(): void {
     this.ring = new Array(this.capacity);
     this.head = 0;
+    this.tail = 0;
     this.count = 0;
+    this.bytes = 0;
     this.byTime.clear();
     this.byTrace.clear();
   }
@@ -79,6 +106,7 @@ export class LogStore {
     if (this.ring[rec.slot] !== rec) return;
     this.ring[rec.slot] = undefined;
     this.count--;
+    this.bytes -= rec.bytes;
     this.byTime.remove(rec.entry);
     const traceId = rec.log.trace_id;
     if (traceId) {

@@ -6,6 +6,8 @@ import type { Logger } from '../../log.ts';
 
 const KINDS: Record<string, number> = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 };
 const MAX_QUEUE = 10_000;
+/** One request carries at most about this much (estimated): large records go in smaller batches. */
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 10_000;
 const WARN_EVERY_MS = 5 * 60_000;
 
@@ -97,6 +99,9 @@ export function encodeLogs(logs: StoredLog[], engine?: EngineResource): unknown 
 /** A batching OTLP/HTTP JSON sender for one signal (`/v1/traces` or `/v1/logs`). */
 export class OtlpSender<T> {
   private queue: T[] = [];
+  /** Estimated bytes of each queued item (limits.ts), so large records are bounded by size too. */
+  private sizes: number[] = [];
+  private queuedBytes = 0;
   private inFlight = false;
   private timer?: NodeJS.Timeout;
   dropped = 0;
@@ -112,24 +117,34 @@ export class OtlpSender<T> {
     private readonly batchSize: number,
     intervalMs: number,
     private readonly log: Logger,
+    private readonly maxQueueBytes = Number.POSITIVE_INFINITY,
   ) {
     this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref();
   }
 
-  push(item: T): void {
-    if (this.queue.length >= MAX_QUEUE) {
+  push(item: T, bytes = 0): void {
+    while (this.queue.length > 0 && (this.queue.length >= MAX_QUEUE || this.queuedBytes + bytes > this.maxQueueBytes)) {
       this.queue.shift();
+      this.queuedBytes -= this.sizes.shift() ?? 0;
       this.dropped++;
     }
     this.queue.push(item);
-    if (this.queue.length >= this.batchSize) void this.flush();
+    this.sizes.push(bytes);
+    this.queuedBytes += bytes;
+    if (this.queue.length >= this.batchSize || this.queuedBytes >= MAX_BATCH_BYTES) void this.flush();
   }
 
   async flush(timeoutMs = REQUEST_TIMEOUT_MS): Promise<void> {
     if (this.inFlight || this.queue.length === 0) return;
     this.inFlight = true;
-    const batch = this.queue.splice(0, this.batchSize);
+    // a batch ends at batchSize records or once it holds MAX_BATCH_BYTES (always at least one)
+    let take = 0;
+    let bytes = 0;
+    while (take < this.queue.length && take < this.batchSize && (take === 0 || bytes < MAX_BATCH_BYTES)) bytes += this.sizes[take++] ?? 0;
+    const batch = this.queue.splice(0, take);
+    this.sizes.splice(0, take);
+    this.queuedBytes -= bytes;
     try {
       const res = await fetch(this.url, {
         method: 'POST',
@@ -160,7 +175,7 @@ export class OtlpSender<T> {
     } finally {
       this.inFlight = false;
     }
-    if (this.queue.length >= this.batchSize) void this.flush(timeoutMs);
+    if (this.queue.length >= this.batchSize || this.queuedBytes >= MAX_BATCH_BYTES) void this.flush(timeoutMs);
   }
 
   async stop(): Promise<void> {

@@ -129,8 +129,8 @@ export function openPersistence(
     return undefined;
   }
   // straight into the stores: restored records are not new (no triggers, no re-export)
-  for (const span of saved.spans) spanStore?.upsert(span);
-  for (const record of saved.logs) logStore?.add(record);
+  for (const span of saved.spans) collector.restoreSpan(span);
+  for (const record of saved.logs) collector.restoreLog(record);
   if (spanStore) collector.onSpan((span) => db.addSpan(span));
   if (logStore) collector.onLog((record) => db.addLog(record));
   log.info(`restored ${saved.spans.length} spans and ${saved.logs.length} logs from ${file}`);

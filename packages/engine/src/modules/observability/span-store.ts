@@ -19,6 +19,8 @@ export interface SpanRec {
   trace: TraceRec;
   /** Position in the eviction ring. */
   slot: number;
+  /** Estimated cost counted against the store's byte budget (limits.ts). */
+  bytes: number;
   allEntry: IndexEntry<SpanRec>;
   /** Set while the span is a root: no parent, or its parent is not in the store (§4.3). */
   rootEntry: IndexEntry<SpanRec> | null;
@@ -149,8 +151,9 @@ class AttributeIndex {
 }
 
 /**
- * Bounded in-memory span store (`memory_max_spans`). Spans live in a ring in arrival order; when
- * it is full the oldest span is evicted whole, with its index entries. Indexes: by trace id, by
+ * Bounded in-memory span store (`memory_max_spans`, `memory_max_bytes`). Spans live in a ring in
+ * arrival order; when it is full, or the spans' estimated bytes would pass the budget, the oldest
+ * spans are evicted whole, with their index entries. Indexes: by trace id, by
  * start time over all spans and over root spans (maintained incrementally, so a trace listing
  * never derives roots by scanning), and trace sets by lower-cased service name, by lower-cased
  * span name and by attribute pair, so filters start from the matching traces.
@@ -167,11 +170,16 @@ export class SpanStore {
   readonly byAttribute = new AttributeIndex();
   /** Spans dropped by the ring since start (reported by `engine::health::check`). */
   evicted = 0;
+  /** Estimated bytes of the stored spans. */
+  bytes = 0;
   /** Internal spans among all spans and among roots, so an unfiltered listing counts without a scan. */
   internalSpans = 0;
   internalRoots = 0;
 
-  constructor(readonly capacity: number) {
+  constructor(
+    readonly capacity: number,
+    readonly maxBytes = Number.POSITIVE_INFINITY,
+  ) {
     this.ring = new Array(capacity);
   }
 
@@ -190,10 +198,17 @@ export class SpanStore {
     return this.traces.get(traceId)?.spans.get(spanId);
   }
 
-  /** Add a span, or replace the stored one with the same ids (a pending span that ended). */
-  upsert(span: StoredSpan): SpanRec {
+  /**
+   * Add a span, or replace the stored one with the same ids (a pending span that ended). `bytes`:
+   * its estimated cost (the collector's limiter computes it). The span is stored even when it alone
+   * is over the budget; everything older then goes.
+   */
+  upsert(span: StoredSpan, bytes = 0): void {
     const existing = this.get(span.trace_id, span.span_id);
     if (existing) {
+      this.bytes += bytes - existing.bytes;
+      existing.bytes = bytes;
+      this.trim(existing);
       const old = existing.span;
       if (old.start_time_unix_nano === span.start_time_unix_nano && old.parent_span_id === span.parent_span_id) {
         this.count_(existing.trace, old, -1);
@@ -210,34 +225,49 @@ export class SpanStore {
         existing.serviceLc = lowerCase(span.service_name);
         existing.nameLc = lowerCase(span.name);
         this.count_(existing.trace, span, 1);
-        return existing;
+        return;
       }
       // moved in time or re-parented: re-index from scratch, in the same ring slot
       const slot = existing.slot;
       this.unlink(existing);
-      const rec = this.link(span, slot);
+      const rec = this.link(span, slot, bytes);
       this.ring[slot] = rec;
-      return rec;
+      return;
     }
-    if (this.count === this.capacity) {
-      const oldest = this.ring[this.head];
-      if (oldest) {
-        this.unlink(oldest);
-        this.evicted++;
-        this.count--;
-      }
-    }
-    const rec = this.link(span, this.head);
+    if (this.count === this.capacity) this.evictOldest();
+    this.bytes += bytes;
+    this.trim(null);
+    const rec = this.link(span, this.head, bytes);
     this.ring[this.head] = rec;
     this.head = (this.head + 1) % this.capacity;
     this.count++;
-    return rec;
+  }
+
+  /** Evict oldest first while the estimated bytes are over the budget, never `keep` (the span being stored). */
+  private trim(keep: SpanRec | null): void {
+    while (this.bytes > this.maxBytes && this.count > 0) {
+      const oldest = this.ring[(this.head - this.count + this.capacity) % this.capacity];
+      if (oldest === keep) return;
+      this.evictOldest();
+    }
+  }
+
+  private evictOldest(): void {
+    const slot = (this.head - this.count + this.capacity) % this.capacity;
+    const oldest = this.ring[slot];
+    this.ring[slot] = undefined;
+    this.count--;
+    if (!oldest) return;
+    this.bytes -= oldest.bytes;
+    this.unlink(oldest);
+    this.evicted++;
   }
 
   clear(): void {
     this.ring = new Array(this.capacity);
     this.head = 0;
     this.count = 0;
+    this.bytes = 0;
     this.traces.clear();
     this.roots.clear();
     this.all.clear();
@@ -311,7 +341,7 @@ export class SpanStore {
     if (span.pending) trace.pendingCount += delta;
   }
 
-  private link(span: StoredSpan, slot: number): SpanRec {
+  private link(span: StoredSpan, slot: number, bytes: number): SpanRec {
     let trace = this.traces.get(span.trace_id);
     if (!trace) {
       trace = { traceId: span.trace_id, spans: new Map(), childrenOf: null, errorCount: 0, pendingCount: 0 };
@@ -325,6 +355,7 @@ export class SpanStore {
       span,
       trace,
       slot,
+      bytes,
       allEntry: undefined as never,
       rootEntry: null,
       internal: isInternalSpan(span),

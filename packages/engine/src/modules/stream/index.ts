@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AllowedOriginsSchema } from '../../bus/origins.ts';
+import { HeartbeatIntervalSchema, HeartbeatTimeoutSchema, MaxConnectionsSchema } from '../../bus/socket-limits.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { openStore, StoreAdapterSchema } from '../../stores/open.ts';
 import { RedisEventFanout } from '../../stores/redis-events.ts';
@@ -30,6 +31,13 @@ export const StreamConfig = z
     auth_function: z.string().min(1).optional(),
     /** Browser origins whose pages may open the streams socket directly; others get 403 (bus/origins.ts). */
     allowed_origins: AllowedOriginsSchema,
+    /** A connection that has not sent its whole upgrade request by then is closed. */
+    handshake_timeout_ms: z.number().int().positive().default(10_000),
+    /** Open sockets at most (default 4096, at most 1/4 of the open-file limit); more are closed at once. */
+    max_connections: MaxConnectionsSchema,
+    /** Every client is pinged this often; one that sent nothing (not even a pong) for heartbeat_timeout_ms is closed. */
+    heartbeat_interval_ms: HeartbeatIntervalSchema,
+    heartbeat_timeout_ms: HeartbeatTimeoutSchema,
     adapter: StoreAdapterSchema.default({ name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } }),
     max_value_bytes: z
       .number()

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { OriginGate } from '../../bus/origins.ts';
+import { capConnections, defaultMaxConnections, Heartbeat, headerDeadline } from '../../bus/socket-limits.ts';
 import type { ModuleContext } from '../../core/module.ts';
 import { SocketMessage } from './schemas.ts';
 import type { StreamService } from './stream-service.ts';
@@ -41,9 +42,19 @@ export class StreamsSocketServer {
   private readonly sockets = new Set<ClientSocket>();
   /** `streamName\0groupId` → subscriptions, for delivery without scanning every socket. */
   private readonly byGroup = new Map<string, Set<Subscription>>();
+  private heartbeat?: Heartbeat;
 
   constructor(
-    private readonly ctx: ModuleContext<{ host: string; port: number; auth_function?: string; allowed_origins: string[] }>,
+    private readonly ctx: ModuleContext<{
+      host: string;
+      port: number;
+      auth_function?: string;
+      allowed_origins: string[];
+      handshake_timeout_ms: number;
+      max_connections?: number;
+      heartbeat_interval_ms: number;
+      heartbeat_timeout_ms: number;
+    }>,
     private readonly service: StreamService,
     private readonly triggers: StreamTriggers,
   ) {}
@@ -53,12 +64,17 @@ export class StreamsSocketServer {
     // clients only send join/leave: a large frame is a mistake or an attack
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
     this.wss = wss;
-    const server = createServer((_req, res) => {
+    const server = createServer(headerDeadline(this.ctx.config.handshake_timeout_ms), (_req, res) => {
       res.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
       res.end(
         JSON.stringify({ error: { code: 'UPGRADE_REQUIRED', message: 'this is the eng streams socket: connect with a WebSocket to /' } }),
       );
     });
+    const { max_connections, heartbeat_interval_ms, heartbeat_timeout_ms } = this.ctx.config;
+    capConnections(server, max_connections ?? defaultMaxConnections(), 'streams socket', 'max_connections of eng-stream', (m) =>
+      this.ctx.log.warn(m),
+    );
+    this.heartbeat = new Heartbeat(heartbeat_interval_ms, heartbeat_timeout_ms);
     // a page from an unlisted origin is refused; the consoles' /ws/streams proxies dial without an Origin
     const gate = new OriginGate(this.ctx.config.allowed_origins, 'eng streams socket', 'eng-stream', (m) => this.ctx.log.warn(m));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -68,7 +84,10 @@ export class StreamsSocketServer {
         socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nNot Found');
         return;
       }
-      wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        this.heartbeat?.watch(ws, socket);
+        this.accept(ws, req);
+      });
     });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -97,6 +116,7 @@ export class StreamsSocketServer {
   }
 
   async close(): Promise<void> {
+    this.heartbeat?.stop();
     for (const client of this.sockets) client.ws.close(1001, 'engine shutting down');
     await new Promise((r) => setTimeout(r, 50));
     for (const client of this.sockets) client.ws.terminate();
