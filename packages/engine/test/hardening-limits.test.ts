@@ -502,3 +502,36 @@ ${streamsYaml(`      handshake_timeout_ms: ${TIMEOUT}
     await worker.close();
   }, 120_000);
 });
+
+describe('limit settings', () => {
+  const refusal = (configYaml: string) =>
+    startEngine({ configYaml }).then(
+      async (e) => {
+        await e.stop();
+        return 'started';
+      },
+      (err: Error) => err.message,
+    );
+
+  it('refuses a heartbeat timeout not longer than its interval, and limits that are not positive, naming the key', async () => {
+    const bus = await refusal(`workers:
+  - name: eng-worker-manager
+    config: { port: {{BUS_PORT}}, heartbeat_interval_ms: 5000, heartbeat_timeout_ms: 5000 }
+`);
+    expect(bus).toMatch(/heartbeat_timeout_ms: must be longer than heartbeat_interval_ms/);
+    const http = await refusal(`workers:
+  - name: eng-worker-manager
+    config: { port: {{BUS_PORT}} }
+  - name: eng-http
+    config: { port: {{HTTP_PORT}}, max_connections: 0 }
+`);
+    expect(http).toMatch(/\(eng-http\): config.max_connections: Too small/);
+    const observability = await refusal(`workers:
+  - name: eng-worker-manager
+    config: { port: {{BUS_PORT}} }
+  - name: eng-observability
+    config: { limits: { attribute_value_bytes: -1 } }
+`);
+    expect(observability).toMatch(/limits\.attribute_value_bytes/);
+  }, 60_000);
+});

@@ -16,6 +16,7 @@ import {
   HeartbeatIntervalSchema,
   HeartbeatTimeoutSchema,
   headerDeadline,
+  heartbeatRefinement,
   MaxConnectionsSchema,
 } from './socket-limits.ts';
 
@@ -39,7 +40,8 @@ export const WorkerManagerConfig = z
     /** Browser origins (`http://localhost:5173`) whose pages may open the bus; others get 403 (origins.ts). */
     allowed_origins: AllowedOriginsSchema,
   })
-  .strict();
+  .strict()
+  .refine(...heartbeatRefinement);
 export type WorkerManagerConfig = z.infer<typeof WorkerManagerConfig>;
 
 /** Names under which other modules find the bus's shared parts. */

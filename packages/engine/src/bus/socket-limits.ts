@@ -36,6 +36,15 @@ export const MaxConnectionsSchema = z.number().int().positive().optional();
 export const HeartbeatIntervalSchema = z.number().int().positive().default(30_000);
 export const HeartbeatTimeoutSchema = z.number().int().positive().default(90_000);
 
+/** `.refine(...heartbeatRefinement)` on a config with both heartbeat keys: a healthy idle client only speaks when pinged. */
+export const heartbeatRefinement: [
+  (c: { heartbeat_interval_ms: number; heartbeat_timeout_ms: number }) => boolean,
+  { message: string; path: string[] },
+] = [
+  (c) => c.heartbeat_timeout_ms > c.heartbeat_interval_ms,
+  { message: 'must be longer than heartbeat_interval_ms: a healthy idle client only answers each ping', path: ['heartbeat_timeout_ms'] },
+];
+
 /**
  * node:http checks `headersTimeout` / `requestTimeout` on an interval (30 s by default), so a
  * socket that never sends a byte lived up to 30 s past its deadline; check often enough that it

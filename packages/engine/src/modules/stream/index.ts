@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AllowedOriginsSchema } from '../../bus/origins.ts';
-import { HeartbeatIntervalSchema, HeartbeatTimeoutSchema, MaxConnectionsSchema } from '../../bus/socket-limits.ts';
+import { HeartbeatIntervalSchema, HeartbeatTimeoutSchema, heartbeatRefinement, MaxConnectionsSchema } from '../../bus/socket-limits.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { openStore, StoreAdapterSchema } from '../../stores/open.ts';
 import { RedisEventFanout } from '../../stores/redis-events.ts';
@@ -45,7 +45,8 @@ export const StreamConfig = z
       .positive()
       .default(16 * 1024 * 1024),
   })
-  .strict();
+  .strict()
+  .refine(...heartbeatRefinement);
 export type StreamConfig = z.infer<typeof StreamConfig>;
 
 export const STREAM_STORE_SERVICE = 'store.stream';
