@@ -46,6 +46,29 @@ export interface PageEntry {
   presence?: Surface;
 }
 
+/**
+ * ⌘/Ctrl + 1…9 (console spec §4 Global UX, the reference's order): Workers, Functions, Triggers,
+ * States, Streams, Queues, Dead letters (the Queues tab), Traces, Logs.
+ */
+export interface NumberJump {
+  digit: string;
+  label: string;
+  path: PageEntry['path'];
+  deadLetters?: boolean;
+}
+
+export const NUMBER_JUMPS: NumberJump[] = [
+  { digit: '1', label: 'Workers', path: '/workers' },
+  { digit: '2', label: 'Functions', path: '/functions' },
+  { digit: '3', label: 'Triggers', path: '/triggers' },
+  { digit: '4', label: 'States', path: '/states' },
+  { digit: '5', label: 'Streams', path: '/streams' },
+  { digit: '6', label: 'Queues', path: '/queues' },
+  { digit: '7', label: 'Dead letters', path: '/queues', deadLetters: true },
+  { digit: '8', label: 'Traces', path: '/traces' },
+  { digit: '9', label: 'Logs', path: '/logs' },
+];
+
 export const PAGES: PageEntry[] = [
   {
     path: '/',

@@ -76,8 +76,9 @@ interface ListedTopic {
 }
 
 /** Every queue and topic, merged by name. Queues fire no trigger when they change, so this polls every 3 s. */
-export function useQueueTopics() {
+export function useQueueTopics(options: { enabled?: boolean } = {}) {
   return useQuery({
+    enabled: options.enabled ?? true,
     queryKey: queueKeys.topics(),
     queryFn: async (): Promise<QueueTopic[]> => {
       const listed = await callEngine<ListedTopic[]>('engine::queue::list_topics', {});
@@ -103,6 +104,19 @@ export function useQueueTopics() {
     },
     refetchInterval: 3000,
   });
+}
+
+/**
+ * The engine's `consumer_count` adds a topic's bound subscribers to a function queue's concurrency
+ * (iii's way); the page shows the two apart. Concurrency only for names that are function queues.
+ */
+export function consumersOf(
+  topic: QueueTopic,
+  stats: TopicStats | undefined,
+): { subscribers: number | undefined; concurrency: number | undefined } {
+  const subscribers = stats ? stats.subscribers.filter((s) => s.active).length : topic.subscriber_count;
+  const concurrency = stats && topic.kinds.includes('function_queue') ? Math.max(0, stats.consumer_count - subscribers) : undefined;
+  return { subscribers, concurrency };
 }
 
 function fetchStats(name: string): Promise<TopicStats> {

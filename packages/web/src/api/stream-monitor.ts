@@ -57,6 +57,30 @@ function subKey(stream: string, group: string): string {
   return `${stream}\u0000${group}`;
 }
 
+/** Where the monitor keeps its subscriptions between reloads (per origin, like the theme). */
+export const SUBSCRIPTIONS_KEY = 'eng-stream-subscriptions';
+
+function loadSubscriptions(): Array<[string, string]> {
+  try {
+    const raw = JSON.parse(localStorage.getItem(SUBSCRIPTIONS_KEY) ?? '[]') as unknown;
+    if (!Array.isArray(raw)) return [];
+    return raw.filter(
+      (e): e is [string, string] => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string',
+    );
+  } catch {
+    return [];
+  }
+}
+
+function saveSubscriptions(subs: Array<[string, string]>): void {
+  try {
+    if (subs.length) localStorage.setItem(SUBSCRIPTIONS_KEY, JSON.stringify(subs));
+    else localStorage.removeItem(SUBSCRIPTIONS_KEY);
+  } catch {
+    // storage full or disabled: subscriptions last for this page only
+  }
+}
+
 function sizeOf(value: unknown): number {
   try {
     return typeof value === 'string' ? value.length : (JSON.stringify(value) ?? '').length;
@@ -87,7 +111,13 @@ class StreamMonitor {
   private readonly tab = Math.random().toString(36).slice(2, 10);
 
   constructor() {
+    // subscriptions outlive a reload (issue 19 §11): restored before the socket opens, joined once it does
+    for (const [stream, group] of loadSubscriptions()) this.subscribe(stream, group);
     this.openSocket();
+  }
+
+  private saveSubscriptions(): void {
+    saveSubscriptions([...this.subs.values()].map((s) => [s.stream, s.group]));
   }
 
   // ── store plumbing (useSyncExternalStore) ──────────────────────────────
@@ -268,6 +298,7 @@ class StreamMonitor {
       status: 'pending',
     };
     this.subs.set(key, sub);
+    this.saveSubscriptions();
     if (this.transport === 'triggers') this.bind(sub);
     else if (this.ws?.readyState === WebSocket.OPEN && this.confirmed) this.sendJoin(sub);
     else this.changed();
@@ -277,6 +308,7 @@ class StreamMonitor {
     const sub = this.subs.get(key);
     if (!sub) return;
     this.subs.delete(key);
+    this.saveSubscriptions();
     if (this.transport === 'triggers') {
       this.bindings.get(key)?.unregister();
       this.bindings.delete(key);

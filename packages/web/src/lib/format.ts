@@ -50,6 +50,11 @@ export function pluralize(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** `1.2k calls`, `1 call`: a formatted count with the noun in agreement (the count before formatting decides). */
+export function countOf(n: number, one: string, many = `${one}s`): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
 /** Namespace of a function id: the part before the first `::` (or `other`). */
 export function namespaceOf(id: string): string {
   const i = id.indexOf('::');

@@ -22,16 +22,16 @@ export const SHORTCUTS: Shortcut[] = [
   { keys: '/', description: 'Focus the search box of the page', group: 'General' },
   { keys: 't', description: 'Toggle light / dark theme', group: 'General' },
   { keys: 'escape', description: 'Close dialogs and panels', group: 'General' },
-  { keys: 'g d', description: 'Go to Dashboard', group: 'Navigation' },
-  { keys: 'g f', description: 'Go to Functions', group: 'Navigation' },
-  { keys: 'g t', description: 'Go to Triggers', group: 'Navigation' },
-  { keys: 'g s', description: 'Go to States', group: 'Navigation' },
-  { keys: 'g m', description: 'Go to Streams', group: 'Navigation' },
-  { keys: 'g q', description: 'Go to Queues', group: 'Navigation' },
-  { keys: 'g r', description: 'Go to Traces', group: 'Navigation' },
-  { keys: 'g l', description: 'Go to Logs', group: 'Navigation' },
-  { keys: 'g c', description: 'Go to Config', group: 'Navigation' },
 ];
+
+/** The overlay's full list: the general keys, `g <key>` for every page shown, ⌘/Ctrl + 1…9. */
+export function allShortcuts(pages: Array<{ key: string; label: string }>, jumps: Array<{ digit: string; label: string }>): Shortcut[] {
+  return [
+    ...SHORTCUTS,
+    ...pages.map((p) => ({ keys: `g ${p.key}`, description: `Go to ${p.label}`, group: 'Go to a page (g, then a letter)' })),
+    ...jumps.map((j) => ({ keys: `mod+${j.digit}`, description: `Jump to ${j.label}`, group: 'Jump (⌘/Ctrl + number)' })),
+  ];
+}
 
 /** Subscribe to keydown on the window for the component's lifetime; the latest handler always runs. */
 export function useKeydown(handler: (event: KeyboardEvent) => void): void {

@@ -8,6 +8,7 @@ import { probeKeys } from '../../api/probes.ts';
 import { useTriggerTypes } from '../../api/triggers.ts';
 import { useWorkers } from '../../api/workers.ts';
 import { commandLineOf, flagsFor, sourceLabel } from '../../lib/console-flags.ts';
+import { pluralize } from '../../lib/format.ts';
 import { Badge, StatusDot } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { Card, CardHeader } from '../ui/card.tsx';
@@ -234,8 +235,8 @@ export function ConfigPage() {
 
 function detailHint(details: Record<string, unknown> | undefined): string {
   if (!details) return '';
-  if (typeof details.stored_spans === 'number') return ` · ${details.stored_spans} spans stored`;
-  if (typeof details.stored_logs === 'number') return ` · ${details.stored_logs} logs stored`;
+  if (typeof details.stored_spans === 'number') return ` · ${pluralize(details.stored_spans, 'span')} stored`;
+  if (typeof details.stored_logs === 'number') return ` · ${pluralize(details.stored_logs, 'log')} stored`;
   return '';
 }
 

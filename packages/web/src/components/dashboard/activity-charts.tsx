@@ -1,7 +1,7 @@
 import { Activity, TriangleAlert } from 'lucide-react';
 import { useMemo } from 'react';
 import { useEngineMetrics } from '../../api/metrics.ts';
-import { formatCount, formatDuration, pluralize } from '../../lib/format.ts';
+import { countOf, formatCount, formatDuration, pluralize } from '../../lib/format.ts';
 import { Card, CardHeader } from '../ui/card.tsx';
 import { EmptyState } from '../ui/empty-state.tsx';
 import { MiniChart } from './mini-chart.tsx';
@@ -46,7 +46,7 @@ export function ActivityCharts() {
               <Activity size={14} className="text-accent" /> Invocation rate
             </span>
           }
-          description={`per second, last 15 minutes · ${formatCount(recentInvocations)} calls`}
+          description={`per second, last 15 minutes · ${countOf(recentInvocations, 'call')}`}
           actions={
             m ? <span className="text-[12px] text-muted tabular-nums">p95 {formatDuration(m.performance.p95_duration_ms)}</span> : null
           }

@@ -61,7 +61,7 @@ export function DashboardPage() {
             icon={SquareFunction}
             to="/functions"
             value={functions.data ? userFunctions.length : undefined}
-            sub={functions.data ? `${(functions.data.length ?? 0) - userFunctions.length} system functions` : undefined}
+            sub={functions.data ? pluralize(functions.data.length - userFunctions.length, 'system function') : undefined}
             loading={functions.isPending && !down}
           />
           <Counter

@@ -1,7 +1,7 @@
 import { ChevronLeft, ChevronRight, PartyPopper, RotateCcw } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { DLQ_PAGE_SIZES, useDeadLetters, useRedriveAll } from '../../api/queues.ts';
-import { formatCount } from '../../lib/format.ts';
+import { countOf, formatCount } from '../../lib/format.ts';
 import { Button, IconButton } from '../ui/button.tsx';
 import { ConfirmDialog } from '../ui/confirm-dialog.tsx';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
@@ -40,7 +40,7 @@ export function DeadLetters({
     <div className="flex min-h-0 flex-1 flex-col">
       <div className="flex flex-wrap items-center gap-3 border-b border-line px-4 py-2.5">
         <span className="text-[13px] text-muted" data-testid="dlq-total" data-total={total ?? ''}>
-          {total === undefined ? 'Loading…' : `${formatCount(total)} dead ${total === 1 ? 'letter' : 'letters'}`}
+          {total === undefined ? 'Loading…' : countOf(total, 'dead letter')}
         </span>
         {redriveAll.data && !redriveAll.isPending ? (
           <span className="text-[12.5px] text-ok" role="status">
@@ -98,7 +98,7 @@ export function DeadLetters({
       </div>
       <ConfirmDialog
         open={confirming}
-        title={`Redrive all ${total ?? 0} messages?`}
+        title={total === 1 ? 'Redrive the dead letter?' : `Redrive all ${countOf(total ?? 0, 'dead letter')}?`}
         confirmLabel={`Redrive ${formatCount(total ?? 0)}`}
         danger={false}
         busy={redriveAll.isPending}

@@ -2,7 +2,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { Inbox, RefreshCw, X } from 'lucide-react';
 import { useCallback } from 'react';
-import { queueKeys, useQueueTopics, useTopicStats, useTopicStatsMany } from '../../api/queues.ts';
+import { queueKeys, useDeadLetters, useQueueTopics, useTopicStats, useTopicStatsMany } from '../../api/queues.ts';
+import { countOf } from '../../lib/format.ts';
 import { isTyping, useKeydown } from '../../lib/keyboard.ts';
 import { Badge } from '../ui/badge.tsx';
 import { IconButton } from '../ui/button.tsx';
@@ -27,7 +28,11 @@ export function QueuesPage() {
   const selected = topics.data?.find((t) => t.name === search.topic);
   const stats = useTopicStats(selected?.name);
   const tab = search.tab ?? 'overview';
-  const deadLetterCount = stats.data?.dlq_count ?? selected?.dlq_count ?? 0;
+  // the tab badge, the overview tile and the list read one query: the page of dead letters itself
+  const dlqSize = search.size ?? 50;
+  const dlq = useDeadLetters(selected?.name, ((search.page ?? 1) - 1) * dlqSize, dlqSize);
+  const listedTotal = dlq.isPlaceholderData ? undefined : dlq.data?.total;
+  const deadLetterCount = listedTotal ?? stats.data?.dlq_count ?? selected?.dlq_count ?? 0;
 
   const setSearch = useCallback(
     (patch: Partial<typeof search>, replace = false) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace }),
@@ -44,7 +49,7 @@ export function QueuesPage() {
       <PageHeader
         title="Queues"
         description="Durable queues and topics: what waits, what runs, what failed for good."
-        badge={totalDead ? <Badge tone="bad">{totalDead} dead letters</Badge> : undefined}
+        badge={totalDead ? <Badge tone="bad">{countOf(totalDead, 'dead letter')}</Badge> : undefined}
         actions={
           <IconButton
             icon={RefreshCw}
@@ -65,6 +70,7 @@ export function QueuesPage() {
             loading={topics.isPending}
             error={topics.error}
             selected={selected?.name}
+            selectedDeadLetters={listedTotal}
             onSelect={(topic, dead) => setSearch({ topic, tab: dead ? 'dead-letters' : search.tab, page: undefined })}
           />
         </section>
@@ -97,6 +103,7 @@ export function QueuesPage() {
                     topic={selected}
                     stats={stats.data}
                     error={stats.error}
+                    deadLetters={listedTotal}
                     onOpenDeadLetters={() => setSearch({ tab: 'dead-letters' })}
                   />
                 </div>

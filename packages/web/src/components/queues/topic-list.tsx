@@ -1,5 +1,5 @@
 import { Inbox } from 'lucide-react';
-import type { QueueTopic, TopicStats } from '../../api/queues.ts';
+import { consumersOf, type QueueTopic, type TopicStats } from '../../api/queues.ts';
 import { formatCount } from '../../lib/format.ts';
 import { LoadingNote } from '../shell/loading-note.tsx';
 import { Badge } from '../ui/badge.tsx';
@@ -15,6 +15,7 @@ export function TopicList({
   loading,
   error,
   selected,
+  selectedDeadLetters,
   onSelect,
 }: {
   topics: QueueTopic[] | undefined;
@@ -22,6 +23,8 @@ export function TopicList({
   loading: boolean;
   error: unknown;
   selected: string | undefined;
+  /** The selected name's dead-letter total as its Dead letters tab shows it. */
+  selectedDeadLetters?: number;
   onSelect: (name: string, deadLetters?: boolean) => void;
 }) {
   if ((error as { code?: string } | null)?.code === 'function_not_found') {
@@ -53,8 +56,11 @@ export function TopicList({
         <span className="text-right" title="Deliveries running now">
           Flight
         </span>
-        <span className="text-right" title="Bound subscribers (topics) or concurrency (function queues)">
-          Cons.
+        <span
+          className="text-right"
+          title="durable:subscriber functions bound to the topic (a function queue's concurrency is on its page)"
+        >
+          Subs
         </span>
         <span className="text-right" title="Successful deliveries">
           OK
@@ -68,6 +74,7 @@ export function TopicList({
         {topics.map((t) => {
           const s = stats.get(t.name);
           const active = t.name === selected;
+          const dead = active && selectedDeadLetters !== undefined ? selectedDeadLetters : t.dlq_count;
           return (
             <li key={t.name}>
               <div
@@ -97,11 +104,11 @@ export function TopicList({
                 </button>
                 <Num value={s?.depth ?? t.depth} />
                 <Num value={s?.in_flight} highlight="info" />
-                <Num value={s?.consumer_count ?? t.subscriber_count} />
+                <Num value={consumersOf(t, s).subscribers} />
                 <Num value={s?.delivered} />
                 <Num value={s?.failed} highlight="warn" />
                 <span className="text-right">
-                  {t.dlq_count > 0 ? (
+                  {dead > 0 ? (
                     <button
                       type="button"
                       onClick={() => onSelect(t.name, true)}
@@ -109,7 +116,7 @@ export function TopicList({
                       title="Open the dead letters"
                       data-testid="queue-dlq-badge"
                     >
-                      <Badge tone="bad">{formatCount(t.dlq_count)}</Badge>
+                      <Badge tone="bad">{formatCount(dead)}</Badge>
                     </button>
                   ) : (
                     <span className="text-faint">0</span>

@@ -1,4 +1,4 @@
-import type { QueueTopic, TopicStats } from '../../api/queues.ts';
+import { consumersOf, type QueueTopic, type TopicStats } from '../../api/queues.ts';
 import { formatCount, timeAgo } from '../../lib/format.ts';
 import { Badge, StatusDot } from '../ui/badge.tsx';
 import { Card, CardHeader } from '../ui/card.tsx';
@@ -12,22 +12,33 @@ export function TopicOverview({
   topic,
   stats,
   error,
+  deadLetters,
   onOpenDeadLetters,
 }: {
   topic: QueueTopic;
   stats: TopicStats | undefined;
   error: unknown;
+  /** The count the Dead letters tab shows (one source for both, issue 19 §11). */
+  deadLetters: number | undefined;
   onOpenDeadLetters: () => void;
 }) {
+  const { subscribers, concurrency } = consumersOf(topic, stats);
   const tiles: Array<{ label: string; value: number | undefined; tone?: string; hint: string; onClick?: () => void }> = [
     { label: 'Depth', value: stats?.depth ?? topic.depth, hint: 'stored, not in flight (waiting retries included)' },
     { label: 'In flight', value: stats?.in_flight, tone: 'text-info', hint: 'deliveries running now' },
-    { label: 'Consumers', value: stats?.consumer_count, hint: 'bound subscribers, plus the concurrency of a function queue' },
+    { label: 'Subscribers', value: subscribers, hint: 'durable:subscriber functions bound to this topic now' },
+    {
+      label: 'Concurrency',
+      value: concurrency,
+      hint: topic.kinds.includes('function_queue')
+        ? 'deliveries this function queue runs at once (its queue_configs entry or the default)'
+        : 'a topic has no concurrency of its own: each subscriber sets it in its queue_config',
+    },
     { label: 'Delivered', value: stats?.delivered, tone: 'text-ok', hint: 'successful deliveries' },
     { label: 'Failed', value: stats?.failed, tone: 'text-warn', hint: 'failed delivery attempts (each retry counts)' },
     {
       label: 'Dead letters',
-      value: stats?.dlq_count ?? topic.dlq_count,
+      value: deadLetters ?? stats?.dlq_count ?? topic.dlq_count,
       tone: 'text-bad',
       hint: 'messages that used up their retries',
       onClick: onOpenDeadLetters,
@@ -36,7 +47,7 @@ export function TopicOverview({
   return (
     <div className="space-y-4 p-4">
       {error ? <ErrorNote title="Could not read the counters" error={error} /> : null}
-      <div className="grid grid-cols-2 gap-2 md:grid-cols-3 2xl:grid-cols-6" data-testid="queue-stats">
+      <div className="grid grid-cols-2 gap-2 md:grid-cols-4 2xl:grid-cols-7" data-testid="queue-stats">
         {tiles.map((t) => {
           const body = (
             <>

@@ -1,9 +1,11 @@
 import { Outlet, useNavigate } from '@tanstack/react-router';
 import { Menu } from 'lucide-react';
 import { useRef, useState } from 'react';
+import { queryClient } from '../../api/query-client.ts';
+import { type QueueTopic, queueKeys } from '../../api/queues.ts';
 import { isTyping, useKeydown } from '../../lib/keyboard.ts';
 import { toggleTheme } from '../../lib/theme.ts';
-import { PAGES } from '../../pages.ts';
+import { NUMBER_JUMPS, PAGES } from '../../pages.ts';
 import { IconButton } from '../ui/button.tsx';
 import { CommandPalette } from './command-palette.tsx';
 import { ConnectionPill } from './connection-pill.tsx';
@@ -25,6 +27,20 @@ export function AppShell() {
       e.preventDefault();
       setPaletteOpen((v) => !v);
       return;
+    }
+    if ((e.metaKey || e.ctrlKey) && !e.altKey && !e.shiftKey && !isTyping(e.target) && !paletteOpen) {
+      const jump = NUMBER_JUMPS.find((j) => j.digit === e.key);
+      if (jump) {
+        // ⌘/Ctrl + 1…9 (console spec §4): taken from the browser's tab switching while the console has focus
+        e.preventDefault();
+        if (jump.deadLetters) {
+          // the first name that has dead letters, else the Queues page on its Dead letters tab
+          const topics = queryClient.getQueryData<QueueTopic[]>(queueKeys.topics()) ?? [];
+          const topic = topics.find((t) => t.dlq_count > 0)?.name ?? topics[0]?.name;
+          void navigate({ to: '/queues', search: { topic, tab: 'dead-letters' } });
+        } else void navigate({ to: jump.path });
+        return;
+      }
     }
     if (e.metaKey || e.ctrlKey || e.altKey || isTyping(e.target) || paletteOpen) return;
     if (Date.now() - pendingG.current < 1200) {

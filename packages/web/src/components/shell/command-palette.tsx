@@ -1,10 +1,12 @@
 import { useNavigate } from '@tanstack/react-router';
-import { CornerDownLeft, Keyboard, type LucideIcon, Moon, Search, SquareFunction, Zap } from 'lucide-react';
+import { Activity, CornerDownLeft, Database, Inbox, Keyboard, type LucideIcon, Moon, Search, SquareFunction, Zap } from 'lucide-react';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useFlowEnabled } from '../../api/console-config.ts';
 import { isSystemFunction, useFunctions } from '../../api/functions.ts';
+import { TRACE_ID_PREFIX, usePaletteSources } from '../../api/palette.ts';
 import { usePresence } from '../../api/presence.ts';
 import { useTriggers } from '../../api/triggers.ts';
+import { pluralize } from '../../lib/format.ts';
 import { matchScore } from '../../lib/fuzzy.ts';
 import { toggleTheme } from '../../lib/theme.ts';
 import { summarise } from '../../lib/trigger-config.ts';
@@ -16,7 +18,7 @@ import { Kbd } from '../ui/kbd.tsx';
 
 interface Item {
   id: string;
-  group: 'Pages' | 'Functions' | 'Triggers' | 'Actions';
+  group: 'Pages' | 'Functions' | 'Triggers' | 'Queues' | 'State groups' | 'Traces' | 'Actions';
   label: string;
   hint?: string;
   icon: LucideIcon;
@@ -27,7 +29,12 @@ interface Item {
 
 const PER_GROUP = 8;
 
-/** ⌘K: pages, functions and triggers in one list (console spec §4 Global UX, without its cache-key bug §7.7). */
+const ORDER: Item['group'][] = ['Pages', 'Functions', 'Triggers', 'Queues', 'State groups', 'Traces', 'Actions'];
+
+/**
+ * ⌘K: pages, functions and triggers in one list (console spec §4 Global UX, without its cache-key
+ * bug §7.7); with a query, queues and topics, state groups and trace ids too (issue 19 §11).
+ */
 export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boolean; onClose: () => void; onShowShortcuts: () => void }) {
   const [query, setQuery] = useState('');
   const [active, setActive] = useState(0);
@@ -36,6 +43,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
   const presence = usePresence();
   const functions = useFunctions();
   const triggers = useTriggers();
+  const sources = usePaletteSources(open);
   const listRef = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -100,6 +108,69 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
         run: close(() => void navigate({ to: '/triggers', search: { id: t.id } })),
       });
     }
+    // names the user may remember: only once something is typed, best matches first
+    const q = query.trim();
+    if (q) {
+      const queues = sources.queues
+        .map((t) => ({ t, score: matchScore(q, t.name, t.kinds.join(' ')) }))
+        .filter((x) => x.score >= 0)
+        .sort((a, b) => b.score - a.score)
+        .slice(0, PER_GROUP);
+      for (const { t, score } of queues) {
+        out.push({
+          id: `queue:${t.name}`,
+          group: 'Queues',
+          label: t.name,
+          hint: `${t.kinds.map((k) => (k === 'topic' ? 'topic' : 'queue')).join(' + ')}${t.dlq_count ? ` · ${pluralize(t.dlq_count, 'dead letter')}` : ''}`,
+          icon: Inbox,
+          score,
+          run: close(() => void navigate({ to: '/queues', search: { topic: t.name } })),
+        });
+      }
+      const scopes = sources.scopes
+        .map((scope) => ({ scope, score: matchScore(q, scope) }))
+        .filter((x) => x.score >= 0)
+        .sort((a, b) => b.score - a.score)
+        .slice(0, PER_GROUP);
+      for (const { scope, score } of scopes) {
+        out.push({
+          id: `scope:${scope}`,
+          group: 'State groups',
+          label: scope,
+          hint: 'state group',
+          icon: Database,
+          score,
+          run: close(() => void navigate({ to: '/states', search: { scope } })),
+        });
+      }
+      if (TRACE_ID_PREFIX.test(q)) {
+        const id = q.toLowerCase();
+        const known = sources.traces.filter((t) => t.trace_id.startsWith(id)).slice(0, PER_GROUP);
+        for (const t of known) {
+          out.push({
+            id: `trace:${t.trace_id}`,
+            group: 'Traces',
+            label: t.trace_id,
+            hint: t.name,
+            icon: Activity,
+            score: 1,
+            run: close(() => void navigate({ to: '/traces', search: { trace_id: t.trace_id } })),
+          });
+        }
+        // a whole id the recent list does not hold still opens
+        if (id.length === 32 && !known.some((t) => t.trace_id === id)) {
+          out.push({
+            id: `trace:${id}`,
+            group: 'Traces',
+            label: id,
+            hint: 'open this trace id',
+            icon: Activity,
+            score: 1,
+            run: close(() => void navigate({ to: '/traces', search: { trace_id: id } })),
+          });
+        }
+      }
+    }
     const actions: Array<Omit<Item, 'score'>> = [
       { id: 'act:theme', group: 'Actions', label: 'Toggle light / dark theme', icon: Moon, shortcut: 't', run: close(toggleTheme) },
       { id: 'act:keys', group: 'Actions', label: 'Show keyboard shortcuts', icon: Keyboard, shortcut: '?', run: close(onShowShortcuts) },
@@ -109,9 +180,8 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
       if (score >= 0) out.push({ ...a, score });
     }
     // best match first within each group; groups keep their order
-    const order = ['Pages', 'Functions', 'Triggers', 'Actions'];
-    return out.sort((a, b) => order.indexOf(a.group) - order.indexOf(b.group) || b.score - a.score);
-  }, [query, functions.data, triggers.data, flowEnabled, presence, navigate, onClose, onShowShortcuts]);
+    return out.sort((a, b) => ORDER.indexOf(a.group) - ORDER.indexOf(b.group) || b.score - a.score);
+  }, [query, functions.data, triggers.data, sources, flowEnabled, presence, navigate, onClose, onShowShortcuts]);
 
   useEffect(() => {
     if (active >= items.length) setActive(Math.max(0, items.length - 1));
@@ -147,7 +217,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
               items[active]?.run();
             }
           }}
-          placeholder="Jump to a page, function or trigger…"
+          placeholder="Jump to a page, function, trigger, queue, state group or trace id…"
           aria-label="Command palette search"
           role="combobox"
           aria-expanded="true"
@@ -182,7 +252,7 @@ export function CommandPalette({ open, onClose, onShowShortcuts }: { open: boole
                   <div
                     className={cn(
                       'truncate text-[13px] font-medium',
-                      item.group === 'Functions' || item.group === 'Triggers' ? 'font-mono text-[12.5px]' : '',
+                      item.group === 'Pages' || item.group === 'Actions' ? '' : 'font-mono text-[12.5px]',
                     )}
                   >
                     {item.label}

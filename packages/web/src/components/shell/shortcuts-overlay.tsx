@@ -1,23 +1,32 @@
-import { SHORTCUTS } from '../../lib/keyboard.ts';
+import { useFlowEnabled } from '../../api/console-config.ts';
+import { usePresence } from '../../api/presence.ts';
+import { allShortcuts } from '../../lib/keyboard.ts';
+import { NUMBER_JUMPS, PAGES } from '../../pages.ts';
 import { Dialog } from '../ui/dialog.tsx';
 import { Kbd } from '../ui/kbd.tsx';
 
-/** `?`: every keyboard shortcut, grouped. */
+/** `?`: every keyboard shortcut, grouped: the `g <key>` of each page shown and ⌘/Ctrl + 1…9 included. */
 export function ShortcutsOverlay({ open, onClose }: { open: boolean; onClose: () => void }) {
-  const groups = [...new Set(SHORTCUTS.map((s) => s.group))];
+  const flowEnabled = useFlowEnabled();
+  const presence = usePresence();
+  const pages = PAGES.filter((p) => (!p.flowOnly || flowEnabled) && (!p.presence || presence[p.presence]));
+  const shortcuts = allShortcuts(pages, NUMBER_JUMPS);
+  const groups = [...new Set(shortcuts.map((s) => s.group))];
   return (
     <Dialog open={open} onClose={onClose} title="Keyboard shortcuts" labelledBy="shortcuts-title" className="max-w-md">
-      <div className="max-h-[60vh] space-y-4 overflow-y-auto p-4">
+      <div className="max-h-[70vh] space-y-4 overflow-y-auto p-4">
         {groups.map((group) => (
-          <section key={group}>
+          <section key={group} aria-label={group}>
             <h3 className="mb-1.5 text-[10.5px] font-semibold tracking-wider text-faint uppercase">{group}</h3>
             <ul className="divide-y divide-line rounded-lg border border-line">
-              {SHORTCUTS.filter((s) => s.group === group).map((s) => (
-                <li key={s.keys} className="flex items-center justify-between gap-3 px-3 py-2 text-[13px]">
-                  <span className="text-fg">{s.description}</span>
-                  <Kbd keys={s.keys} />
-                </li>
-              ))}
+              {shortcuts
+                .filter((s) => s.group === group)
+                .map((s) => (
+                  <li key={s.keys} className="flex items-center justify-between gap-3 px-3 py-2 text-[13px]" data-testid="shortcut">
+                    <span className="text-fg">{s.description}</span>
+                    <Kbd keys={s.keys} />
+                  </li>
+                ))}
             </ul>
           </section>
         ))}

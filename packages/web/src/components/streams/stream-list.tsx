@@ -1,5 +1,6 @@
 import { BellOff, BellRing, Radio } from 'lucide-react';
 import { isSystemStream, type StreamInfo } from '../../api/streams.ts';
+import { pluralize } from '../../lib/format.ts';
 import { LoadingNote } from '../shell/loading-note.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
@@ -58,7 +59,7 @@ export function StreamList({
       <EmptyState icon={Radio} title="No streams yet" compact>
         Streams appear once a worker stores an item with <code className="text-fg">stream::set</code>. They come from the{' '}
         <code className="text-fg">eng-stream</code> module, which must be in the engine config.
-        {hiddenSystem ? ` ${hiddenSystem} system streams are hidden.` : ''}
+        {hiddenSystem ? ` ${pluralize(hiddenSystem, 'system stream')} ${hiddenSystem === 1 ? 'is' : 'are'} hidden.` : ''}
       </EmptyState>
     );
   }
@@ -85,10 +86,11 @@ export function StreamList({
               data-stream={row.stream}
               data-group={row.group}
             >
+              {/* the whole row but its Subscribe button selects it, the type badge included */}
               <button
                 type="button"
                 onClick={() => onSelect(row)}
-                className="col-span-2 grid min-w-0 cursor-pointer grid-cols-subgrid gap-2 py-2 text-left"
+                className="col-span-3 grid min-w-0 cursor-pointer grid-cols-subgrid items-center gap-2 py-2 text-left"
                 aria-current={active ? 'true' : undefined}
               >
                 <span className={cn('truncate font-mono', active ? 'font-semibold text-accent' : 'text-fg')} title={row.stream}>
@@ -97,10 +99,10 @@ export function StreamList({
                 <span className="truncate font-mono text-muted" title={row.group}>
                   {row.group}
                 </span>
+                <span>
+                  <Badge tone={row.system ? 'neutral' : 'accent'}>{row.system ? 'system' : 'user'}</Badge>
+                </span>
               </button>
-              <span>
-                <Badge tone={row.system ? 'neutral' : 'accent'}>{row.system ? 'system' : 'user'}</Badge>
-              </span>
               <Button
                 size="xs"
                 variant={on ? 'subtle' : 'secondary'}

@@ -2,7 +2,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { ArrowUpRight, Bug, FileText, Link2, Luggage, Sparkles } from 'lucide-react';
 import { type ReactNode, useMemo, useState } from 'react';
 import type { StoredLog, StoredSpan } from '../../api/traces.ts';
-import { formatDuration, formatTime } from '../../lib/format.ts';
+import { formatDuration, formatTime, pluralize } from '../../lib/format.ts';
 import { Badge, type Tone } from '../ui/badge.tsx';
 import { DefinitionList } from '../ui/card.tsx';
 import { CopyButton } from '../ui/copy-button.tsx';
@@ -156,7 +156,7 @@ export function LogsTab({ query, node }: { query: UseQueryResult<StoredLog[]>; n
     return (
       <EmptyState compact icon={FileText} title="No OTel logs for this span">
         Log records carry the trace and span id of the code that wrote them.
-        {node.span.events.length > 0 ? ` This span has ${node.span.events.length} span event(s): see Events.` : ''}
+        {node.span.events.length > 0 ? ` This span has ${pluralize(node.span.events.length, 'span event')}: see Events.` : ''}
       </EmptyState>
     );
   }

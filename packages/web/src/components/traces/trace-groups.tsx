@@ -187,7 +187,9 @@ function SpanTree({ traceId, onOpen }: { traceId: string; onOpen: (traceId: stri
           </button>
         </li>
       ))}
-      {rows.length > 200 ? <li className="py-1 pl-3 text-[11px] text-faint">… {rows.length - 200} more spans: open the trace</li> : null}
+      {rows.length > 200 ? (
+        <li className="py-1 pl-3 text-[11px] text-faint">… {pluralize(rows.length - 200, 'more span')}: open the trace</li>
+      ) : null}
     </ul>
   );
 }
