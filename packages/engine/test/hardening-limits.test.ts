@@ -10,9 +10,10 @@
  *   stop answering pings are closed, idle workers that answer them are not; a connection cap
  *   refuses the excess with a log line, and the ports serve again once the idle sockets are gone.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
@@ -248,6 +249,58 @@ describe('OTLP floods stay within the byte budgets', () => {
     expect(stored.spans[0]?.events).toHaveLength(128);
     expect(attributes['eng.dropped_events_count']).toBe('172');
   });
+});
+
+describe('persist: true keeps observability.db within the byte budget too', () => {
+  let engine: EngineProcess;
+
+  beforeAll(async () => {
+    engine = await startEngine({
+      workersYaml: `  - name: eng-http
+    config: { port: {{HTTP_PORT}} }
+  - name: eng-observability
+    config:
+      persist: true
+      memory_max_bytes: ${2 * MiB}
+      logs_console_output: false
+      limits: { attribute_value_bytes: ${256 * KiB}, record_bytes: ${512 * KiB} }
+`,
+    });
+  });
+  afterAll(async () => {
+    await engine?.stop();
+  });
+
+  it('trims the spans table by bytes, not only by count, as large spans arrive', async () => {
+    const port = engine.ports.HTTP as number;
+    const REQUESTS = 40; // 9 spans × 200 KiB: ~72 MB written in all
+    let last = '';
+    for (let i = 0; i < REQUESTS; i++) {
+      last = hex(16);
+      expect((await http(port, 'POST', '/v1/traces', bigTrace(last, 9, 200 * KiB, `p${i}`))).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const size = () =>
+      ['observability.db', 'observability.db-wal']
+        .map((name) => {
+          try {
+            return statSync(join(engine.dataDir, name)).size;
+          } catch {
+            return 0;
+          }
+        })
+        .reduce((a, b) => a + b, 0);
+    // the last batch is written and trimmed within a few flushes (every 500 ms)
+    await new Promise((r) => setTimeout(r, 2000));
+    console.log(`observability.db + wal: ${(size() / MiB).toFixed(1)} MiB after ~72 MB of spans`);
+    expect(size()).toBeLessThan(40 * MiB);
+    // the newest trace survives a restart
+    await engine.restart();
+    const client = await RawClient.worker(engine.busUrl);
+    const newest = await client.result<{ total: number }>('engine::traces::list', { trace_id: last });
+    expect(newest.total).toBe(1);
+    await client.terminate();
+  }, 120_000);
 });
 
 describe('OTLP/HTTP and browser origins', () => {

@@ -122,7 +122,15 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       });
 
       const persistence = config.persist
-        ? openPersistence(join(ctx.dataDir, 'observability.db'), collector, config.memory_max_spans, config.logs_max_count, ctx.log)
+        ? openPersistence(
+            join(ctx.dataDir, 'observability.db'),
+            collector,
+            config.memory_max_spans,
+            config.logs_max_count,
+            ctx.log,
+            spanBytes,
+            logBytes,
+          )
         : undefined;
       if (persistence) cleanups.push(() => persistence.close());
 

@@ -6,8 +6,8 @@ import type { Logger } from '../../log.ts';
 import type { Collector } from './collector.ts';
 
 // `persist: true`: traces and logs survive a restart in `<dataDir>/observability.db`. Writes are
-// batched (one transaction per flush) and the tables are trimmed to the memory store's sizes, so
-// the file stays bounded like the stores it backs.
+// batched (one transaction per flush) and the tables are trimmed to the memory store's sizes and
+// byte budgets, so the file stays bounded like the stores it backs.
 
 const FLUSH_MS = 500;
 
@@ -17,12 +17,15 @@ export class TelemetryPersistence {
   private logs: StoredLog[] = [];
   private readonly timer: NodeJS.Timeout;
   private writesSinceTrim = 0;
+  private bytesSinceTrim = 0;
 
   constructor(
     file: string,
     private readonly maxSpans: number,
     private readonly maxLogs: number,
     private readonly log: Logger,
+    private readonly maxSpanBytes = Number.POSITIVE_INFINITY,
+    private readonly maxLogBytes = Number.POSITIVE_INFINITY,
   ) {
     mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
@@ -68,12 +71,23 @@ export class TelemetryPersistence {
     try {
       const insertSpan = this.db.prepare('INSERT OR REPLACE INTO spans (trace_id, span_id, body) VALUES (?, ?, ?)');
       const insertLog = this.db.prepare('INSERT INTO logs (body) VALUES (?)');
+      let bytes = 0;
       this.db.transaction(() => {
-        for (const span of spans) insertSpan.run(span.trace_id, span.span_id, JSON.stringify(span));
-        for (const log of logs) insertLog.run(JSON.stringify(log));
+        for (const span of spans) {
+          const body = JSON.stringify(span);
+          bytes += body.length;
+          insertSpan.run(span.trace_id, span.span_id, body);
+        }
+        for (const log of logs) {
+          const body = JSON.stringify(log);
+          bytes += body.length;
+          insertLog.run(body);
+        }
       })();
       this.writesSinceTrim += spans.length + logs.length;
-      if (this.writesSinceTrim > 5000) this.trim();
+      this.bytesSinceTrim += bytes;
+      // large records trim sooner: the file never holds much more than the budgets
+      if (this.writesSinceTrim > 5000 || this.bytesSinceTrim > Math.min(this.maxSpanBytes, this.maxLogBytes) / 4) this.trim();
     } catch (err) {
       this.log.warn(`could not persist telemetry: ${(err as Error).message}`);
     }
@@ -81,8 +95,24 @@ export class TelemetryPersistence {
 
   private trim(): void {
     this.writesSinceTrim = 0;
+    this.bytesSinceTrim = 0;
     this.db.prepare('DELETE FROM spans WHERE rowid <= (SELECT MAX(rowid) FROM spans) - ?').run(this.maxSpans);
     this.db.prepare('DELETE FROM logs WHERE id <= (SELECT MAX(id) FROM logs) - ?').run(this.maxLogs);
+    // then by bytes, newest kept: drop every row older than the one where the running total passes the budget
+    if (Number.isFinite(this.maxSpanBytes)) {
+      this.db
+        .prepare(
+          'DELETE FROM spans WHERE rowid <= (SELECT MAX(rowid) FROM (SELECT rowid, SUM(length(body)) OVER (ORDER BY rowid DESC) AS total FROM spans) WHERE total > ?)',
+        )
+        .run(this.maxSpanBytes);
+    }
+    if (Number.isFinite(this.maxLogBytes)) {
+      this.db
+        .prepare(
+          'DELETE FROM logs WHERE id <= (SELECT MAX(id) FROM (SELECT id, SUM(length(body)) OVER (ORDER BY id DESC) AS total FROM logs) WHERE total > ?)',
+        )
+        .run(this.maxLogBytes);
+    }
   }
 
   clearSpans(): void {
@@ -116,13 +146,15 @@ export function openPersistence(
   maxSpans: number,
   maxLogs: number,
   log: Logger,
+  maxSpanBytes = Number.POSITIVE_INFINITY,
+  maxLogBytes = Number.POSITIVE_INFINITY,
 ): TelemetryPersistence | undefined {
   const { spans: spanStore, logs: logStore } = collector;
   if (!spanStore && !logStore) return undefined;
   let db: TelemetryPersistence;
   let saved: { spans: StoredSpan[]; logs: StoredLog[] };
   try {
-    db = new TelemetryPersistence(file, maxSpans, maxLogs, log);
+    db = new TelemetryPersistence(file, maxSpans, maxLogs, log, maxSpanBytes, maxLogBytes);
     saved = db.load();
   } catch (err) {
     log.error(`${file} is unusable (${(err as Error).message}): traces and logs will not survive a restart`);
