@@ -50,7 +50,8 @@ export class Collector {
     }
   }
 
-  addLog(received: StoredLog): void {
+  /** Returns the record as stored (within the limits). */
+  addLog(received: StoredLog): StoredLog {
     this.logsReceived++;
     const log = this.limiter.log(received);
     const bytes = this.limiter.bytes;
@@ -62,6 +63,7 @@ export class Collector {
         this.onListenerError('log listener', err as Error);
       }
     }
+    return log;
   }
 
   /** Records read back from disk (persistence.ts): held to the limits and stored, not announced again. */

@@ -1,6 +1,7 @@
 import type { StoredLog } from '@eng/protocol';
 import type { Logger } from '../../log.ts';
 import type { Collector } from './collector.ts';
+import { truncate } from './limits.ts';
 import { type Decoded, decodeLogs, decodeMetrics, decodeTraces, type MetricPoint } from './otlp-decode.ts';
 import type { WorkerMetricsStore } from './worker-metrics.ts';
 
@@ -97,8 +98,8 @@ export class TelemetryIngest {
     } else if (kind === 'logs') {
       for (const log of decoded.items as StoredLog[]) {
         if (this.options.logsSamplingRatio < 1 && Math.random() >= this.options.logsSamplingRatio) continue;
-        if (this.options.consoleOutput) printLog(log);
-        this.collector.addLog(log);
+        const stored = this.collector.addLog(log);
+        if (this.options.consoleOutput) printLog(stored);
       }
     } else {
       this.workerMetrics?.ingest(decoded.items as MetricPoint[], workerId);
@@ -107,10 +108,15 @@ export class TelemetryIngest {
   }
 }
 
+/** Longest worker log body printed on stderr (the stored record keeps up to `limits.log_body_bytes`). */
+const MAX_PRINTED_BODY = 4096;
+
 /** `logs_console_output`: worker log lines on the engine's stderr, beside the engine's own. */
 function printLog(log: StoredLog): void {
   const time = new Date(Math.floor(log.timestamp_unix_nano / 1e6)).toISOString();
   const data = log.attributes['log.data'];
   const extra = data !== undefined && data !== null ? ` ${JSON.stringify(data).slice(0, 2000)}` : '';
-  process.stderr.write(`${time} ${log.severity_text.padEnd(5)} [${log.service_name}] ${log.body}${extra}\n`);
+  const service = truncate(log.service_name, 200);
+  const level = truncate(log.severity_text, 16);
+  process.stderr.write(`${time} ${level.padEnd(5)} [${service}] ${truncate(log.body, MAX_PRINTED_BODY)}${extra}\n`);
 }
