@@ -9,7 +9,7 @@ import { expect, gotoPage, test } from './fixtures/test.ts';
  * Config page (seed 2.8): connectivity with live probes, ports, OpenTelemetry settings and
  * versions, checked against the running stack: the console's own `/_console/config` (fetched from
  * the page's origin), the engine's `engine::health::check`, and the ports the fixtures chose.
- * Served by the console worker (no `/_console/*`), the page says what it cannot show.
+ * Served by the console worker, the same page shows the worker's own settings and flags (issue 19 §1).
  */
 
 interface ConsoleConfig {
@@ -137,48 +137,54 @@ test('a console with its own telemetry and a wrong streams port: the OTel settin
   }
 });
 
-test('served by the console worker (no /_console/*): Config and the HTTP trigger test say what is unavailable', async ({
+test('served by a console worker started by hand: its own settings and flags, console::status, probes and the HTTP test', async ({
   page,
   stack,
   engineClient,
 }) => {
   ensureBundle();
-  const cw = await startConsoleWorker(['--http-port', '0', '--url', stack.engine.busUrl]);
+  const cw = await startConsoleWorker([
+    '--http-port',
+    '0',
+    '--url',
+    stack.engine.busUrl,
+    '--engine-http-url',
+    `http://127.0.0.1:${stack.engine.ports.HTTP}`,
+    '--engine-streams-url',
+    `ws://127.0.0.1:${stack.engine.ports.STREAMS}`,
+  ]);
   try {
     await gotoPage(page, cw.base, '/config');
-    const config = await page.evaluate(async () => {
-      const res = await fetch('/_console/config');
-      return { status: res.status, type: res.headers.get('content-type') };
-    });
-    expect(config.type ?? '').not.toContain('json');
-
-    // the settings card says why it is empty instead of showing blanks
-    const ports = page.getByRole('status').filter({ hasText: 'Not available on this server' });
-    await expect(ports).toContainText(`this server has no /_console/config endpoint (HTTP ${config.status})`);
-    await expect(ports).toContainText(`${new URL(cw.base).host}/ws`);
-    await expect(page.getByTestId('config-ports')).toHaveCount(0);
-    await expect(page.getByTestId('config-command-line')).toHaveCount(0);
-    await expect(page.getByText(/Not available: this server has no \/_console\/probe endpoint \(HTTP \d+\)/)).toBeVisible();
-    // what the browser can still check, it does: the bus through this server's /ws works
-    await expect(page.getByTestId('probe-bus')).toHaveAttribute('data-ok', 'true');
-    await expect(page.getByTestId('probe-streams')).toHaveAttribute('data-ok', 'false');
-    await expect(page.getByTestId('probe-streams')).toContainText('this server may not proxy /ws/streams');
+    const config = await configOf(page);
+    expect(config).toMatchObject({ port: cw.ready.http_port, engine_port: stack.engine.ports.HTTP, ws_port: stack.engine.ports.STREAMS });
+    await expect(page.getByRole('status').filter({ hasText: 'Not available' })).toHaveCount(0);
+    for (const id of ['bus', 'streams', 'engine_http', 'streams_ws', 'bridge_ws']) {
+      await expect(page.getByTestId(`probe-${id}`)).toHaveAttribute('data-ok', 'true');
+    }
+    const ports = page.getByTestId('config-ports');
+    await expect(value(ports, 'Engine HTTP API')).toHaveAttribute('title', '--engine-http-url / engine_http_url — from its flag');
+    await expect(value(ports, 'Engine SDK bridge')).toHaveAttribute('title', '--url (ENG_URL)');
+    await expect(value(ports, 'Launched')).toHaveText('by hand (eng-console-worker)');
+    await expect(value(ports, 'Flow page')).toHaveText('disabled (enable_flow: true, --enable-flow, ENG_ENABLE_FLOW=1)');
+    await expect(page.getByTestId('config-command-line')).toHaveText(
+      `eng-console-worker --http-port ${cw.ready.http_port} --url ${stack.engine.busUrl} --engine-http-url http://127.0.0.1:${stack.engine.ports.HTTP} --engine-streams-url ws://127.0.0.1:${stack.engine.ports.STREAMS}`,
+    );
     const versions = page.getByTestId('config-versions');
-    await expect(value(versions, 'eng-console')).toHaveText('not served by eng-console');
+    await expect(value(versions, 'Console worker')).toHaveText(`v${cw.ready.version}`);
+    await expect(value(versions, 'console::status')).toHaveText(
+      `v${cw.ready.version} · port ${cw.ready.http_port} · ${stack.engine.busUrl}`,
+    );
     const health = await engineClient.call<Health>('engine::health::check', {});
     await expect(value(versions, 'Engine')).toHaveText(`v${health.version}`);
-    await expect(value(page.getByTestId('config-otel'), 'Engine service name')).toHaveText(
-      health.components.otel?.details?.service_name as string,
-    );
+    await expect(value(page.getByTestId('config-otel'), 'Console traces')).toHaveText('none (the console worker exports no traces)');
 
-    // the Triggers page's HTTP test explains that this server cannot forward it
+    // the Triggers page's HTTP test goes through this server too
     await page.goto(`${cw.base}/#/triggers?type=http`);
     await page.locator('[data-trigger-id]', { hasText: 'orders::list' }).click();
     const panel = page.getByTestId('http-test-panel');
     await panel.getByRole('button', { name: 'Send request' }).click();
-    await expect(panel.getByRole('status')).toContainText('does not forward HTTP trigger tests');
-    await expect(panel.getByRole('status')).toContainText('Run eng-console');
-    await expect(page.getByTestId('http-test-status')).toHaveCount(0);
+    await expect(page.getByTestId('http-test-status')).toHaveText('200');
+    await expect(panel).not.toContainText('does not forward');
   } finally {
     await cw.stop();
   }
