@@ -251,6 +251,39 @@ describe('OTLP floods stay within the byte budgets', () => {
   });
 });
 
+describe('metric points', () => {
+  let engine: EngineProcess;
+  let client: RawClient;
+
+  beforeAll(async () => {
+    engine = await startEngine({ workersYaml: '  - name: eng-http\n    config: { port: {{HTTP_PORT}} }\n' });
+    client = await RawClient.worker(engine.busUrl);
+  });
+  afterAll(async () => {
+    await client?.terminate();
+    await engine?.stop();
+  });
+
+  it('keeps a point within 4 KiB: a huge label is cut with the marker', async () => {
+    const point = { asDouble: 1.5, timeUnixNano: ns(Date.now()), attributes: [str('tenant', 't'.repeat(512 * KiB))] };
+    const body = JSON.stringify({
+      resourceMetrics: [
+        { resource: { attributes: [] }, scopeMetrics: [{ metrics: [{ name: 'flood.gauge', gauge: { dataPoints: [point] } }] }] },
+      ],
+    });
+    expect((await http(engine.ports.HTTP as number, 'POST', '/v1/metrics', body)).status).toBe(200);
+    const listed = await client.result<{ sdk_metrics: Array<{ name: string; attributes: Record<string, string> }> }>(
+      'engine::metrics::list',
+      {
+        metric_name: 'flood.gauge',
+      },
+    );
+    const tenant = listed.sdk_metrics[0]?.attributes.tenant as string;
+    expect(tenant.length).toBeLessThan(4 * KiB + 40);
+    expect(tenant).toMatch(/^t+…\[truncated \d+ bytes\]$/);
+  });
+});
+
 describe('persist: true keeps observability.db within the byte budget too', () => {
   let engine: EngineProcess;
 

@@ -11,7 +11,7 @@ import { logMemoryEnabled, ObservabilityConfig, spanMemoryEnabled } from './conf
 import { EngineMetrics } from './engine-metrics.ts';
 import { registerObservabilityFunctions } from './functions.ts';
 import { TelemetryIngest } from './ingest.ts';
-import { defaultStoreBudgets } from './limits.ts';
+import { defaultStoreBudgets, RecordLimiter, type TelemetryLimits } from './limits.ts';
 import { LogStore } from './log-store.ts';
 import { severityNumberOf } from './otlp-decode.ts';
 import { encodeLogs, encodeTraces, OtlpSender } from './otlp-export.ts';
@@ -112,14 +112,15 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       const logStore = logMemoryEnabled(config)
         ? new LogStore(config.logs_max_count, config.logs_retention_seconds * 1000, logBytes)
         : null;
-      const collector = new Collector(spanStore, logStore, (what, err) => ctx.log.debug(`${what} failed: ${err.message}`), {
+      const limits: TelemetryLimits = {
         attributeValueBytes: config.limits.attribute_value_bytes,
         attributes: config.limits.attributes,
         events: config.limits.events,
         links: config.limits.links,
         recordBytes: config.limits.record_bytes,
         logBodyBytes: config.limits.log_body_bytes,
-      });
+      };
+      const collector = new Collector(spanStore, logStore, (what, err) => ctx.log.debug(`${what} failed: ${err.message}`), limits);
 
       const persistence = config.persist
         ? openPersistence(
@@ -196,7 +197,7 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
 
       const workerMetrics =
         config.enabled && config.metrics_enabled
-          ? new WorkerMetricsStore(ctx.core, config.metrics_max_count, config.metrics_retention_seconds * 1000)
+          ? new WorkerMetricsStore(ctx.core, config.metrics_max_count, config.metrics_retention_seconds * 1000, new RecordLimiter(limits))
           : null;
       const telemetry = new TelemetryIngest(
         collector,

@@ -1,5 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import type { StoredLog, StoredSpan } from '@eng/protocol';
+import type { MetricPoint } from './otlp-decode.ts';
 
 // Issue 12 item 5: what one span or log record may hold, and what it is reckoned to cost. Every
 // record passes through here on its way into the stores (collector.ts), whatever sent it; the
@@ -46,6 +47,8 @@ const LINK_BASE = 160;
 const LOG_BASE = 700;
 const VALUE_BASE = 16;
 const MAX_DEPTH = 64;
+/** A metric point is a name, a number and a few labels: 4 KiB each keeps `metrics_max_count` points small. */
+export const METRIC_POINT_BYTES = 4096;
 
 /** Cost of a string: its length, or its UTF-8 size when long (two-byte strings take 2 bytes a char). */
 function size(text: string): number {
@@ -193,6 +196,20 @@ export class RecordLimiter {
     // attributes were dropped only when they were copied: the note goes on the copy
     if (this.droppedAttributes > 0) attributes['eng.dropped_attributes_count'] = this.droppedAttributes;
     return out;
+  }
+
+  /** A metric point within METRIC_POINT_BYTES (name, unit, service and attributes). */
+  metric(point: MetricPoint): MetricPoint {
+    this.remaining = METRIC_POINT_BYTES;
+    this.droppedAttributes = 0;
+    this.bytes = VALUE_BASE;
+    const name = this.text(point.name, METRIC_POINT_BYTES);
+    const unit = point.unit === undefined ? undefined : this.text(point.unit, 256);
+    const service = this.text(point.service_name, 1024);
+    const attributes = this.object(point.attributes, this.limits.attributes, 0);
+    if (name === point.name && unit === point.unit && service === point.service_name && attributes === point.attributes) return point;
+    if (this.droppedAttributes > 0) attributes['eng.dropped_attributes_count'] = this.droppedAttributes;
+    return { ...point, name, unit, service_name: service, attributes };
   }
 
   /** A string within `maxBytes` and the record's remaining budget, counted. */

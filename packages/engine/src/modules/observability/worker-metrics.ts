@@ -1,5 +1,6 @@
 import type { WorkerMetrics } from '@eng/protocol';
 import type { Core } from '../../core/core.ts';
+import { DEFAULT_LIMITS, RecordLimiter } from './limits.ts';
 import type { MetricPoint } from './otlp-decode.ts';
 
 // spec: engine-protocol §8.1 — worker gauges (`iii.worker.*`, attributes `worker.id`/`worker.name`)
@@ -24,10 +25,13 @@ export class WorkerMetricsStore {
     private readonly core: Core,
     private readonly maxCount: number,
     private readonly retentionMs: number,
+    private readonly limiter = new RecordLimiter(DEFAULT_LIMITS),
   ) {}
 
   /** Points from one MTRC frame; `connectionWorkerId` is the sender when it came over `/`. */
-  ingest(points: MetricPoint[], connectionWorkerId: string | null): void {
+  ingest(received: MetricPoint[], connectionWorkerId: string | null): void {
+    // held to the limits (names and labels), as spans and logs are: the store is bounded by count only
+    const points = received.map((point) => this.limiter.metric(point));
     const updates = new Map<string, Partial<WorkerMetrics>>();
     for (const point of points) {
       const field = GAUGE_FIELDS[point.name.replace(/^eng\./, 'iii.')];
