@@ -136,7 +136,7 @@ test('dead letters page past 50 with the total, and Redrive all asks first', asy
 
   await page.getByTestId('dlq-redrive-all').click();
   const dialog = page.getByRole('dialog');
-  await expect(dialog).toContainText(`Redrive all ${total} messages?`);
+  await expect(dialog).toContainText(`Redrive all ${total} dead letters?`);
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   expect((await deadLetters(stack, 0, 1)).total).toBe(total);
   await page.getByTestId('dlq-redrive-all').click();
@@ -151,12 +151,12 @@ test('dead letters page past 50 with the total, and Redrive all asks first', asy
   await page.screenshot({ path: `${ARTIFACTS}queues-light.png` });
 });
 
-/** The list row's numeric columns (Depth, Flight, Consumers, OK, Fail), as the page shows them. */
+/** The list row's numeric columns (Depth, Flight, Subs, OK, Fail), as the page shows them. */
 const rowNumbers = async (page: Page, name: string) => {
   const cells = page.locator(`[data-testid="queue-row"][data-name="${name}"]`).locator('xpath=..').locator(':scope > span');
   const texts = await cells.allInnerTexts();
-  const [depth, inFlight, consumers] = texts.map((t) => (t.trim() === '–' ? Number.NaN : Number(t.trim())));
-  return { depth, inFlight, consumers };
+  const [depth, inFlight, subscribers] = texts.map((t) => (t.trim() === '–' ? Number.NaN : Number(t.trim())));
+  return { depth, inFlight, subscribers };
 };
 
 interface Stats {
@@ -173,7 +173,7 @@ interface Listed {
   subscriber_count: number;
 }
 
-test('depth and consumers match engine::queue::topic_stats and list_topics as messages wait and subscribers bind', async ({
+test('depth, subscribers and concurrency match engine::queue::topic_stats and list_topics as messages wait and subscribers bind', async ({
   page,
   consoleUrl,
   stack,
@@ -187,7 +187,7 @@ test('depth and consumers match engine::queue::topic_stats and list_topics as me
     (await call<Listed[]>(stack, 'engine::queue::list_topics', {})).find((t) => t.name === name && t.broker_type === kind);
   const shown = async (name: string) => ({
     depth: Number(await stat(page, 'depth').getAttribute('data-value')),
-    consumers: Number(await stat(page, 'consumers').getAttribute('data-value')),
+    subscribers: Number(await stat(page, 'subscribers').getAttribute('data-value')),
     inFlight: Number(await stat(page, 'in-flight').getAttribute('data-value')),
     row: await rowNumbers(page, name),
   });
@@ -200,10 +200,12 @@ test('depth and consumers match engine::queue::topic_stats and list_topics as me
   await gotoPage(page, consoleUrl, `/queues?topic=${queue}`);
   await expect(page.getByTestId('queue-title')).toHaveText(queue);
   await expect(stat(page, 'depth')).toHaveAttribute('data-value', '3');
-  // a function queue's consumers are its concurrency (as iii reports it)
-  await expect(stat(page, 'consumers')).toHaveAttribute('data-value', String(waiting.consumer_count));
+  // the engine counts a function queue's concurrency as consumers (as iii does): the page shows it
+  // as Concurrency, and no subscribers
   expect(waiting.consumer_count).toBe(waiting.config?.concurrency);
-  await expect.poll(() => rowNumbers(page, queue)).toEqual({ depth: 3, inFlight: 0, consumers: waiting.consumer_count });
+  await expect(stat(page, 'concurrency')).toHaveAttribute('data-value', String(waiting.config?.concurrency));
+  await expect(stat(page, 'subscribers')).toHaveAttribute('data-value', '0');
+  await expect.poll(() => rowNumbers(page, queue)).toEqual({ depth: 3, inFlight: 0, subscribers: 0 });
 
   // the function registers: the queue drains, live
   const worker = connect(stack.engine.busUrl, { name: 'e2e-queue-late' });
@@ -247,9 +249,11 @@ test('depth and consumers match engine::queue::topic_stats and list_topics as me
     await expect.poll(async () => (await topicStats(topic)).consumer_count, { timeout: 10_000 }).toBe(2);
     await gotoPage(page, consoleUrl, `/queues?topic=${encodeURIComponent(topic)}`);
     await expect(page.getByTestId('queue-title')).toHaveText(topic);
-    await expect(stat(page, 'consumers')).toHaveAttribute('data-value', '2');
+    await expect(stat(page, 'subscribers')).toHaveAttribute('data-value', '2');
+    // a topic has no concurrency of its own (each subscriber sets it)
+    await expect(stat(page, 'concurrency')).toHaveAttribute('data-value', '');
     expect((await listed(topic, 'topic'))?.subscriber_count).toBe(2);
-    await expect.poll(async () => (await rowNumbers(page, topic)).consumers).toBe(2);
+    await expect.poll(async () => (await rowNumbers(page, topic)).subscribers).toBe(2);
 
     for (let i = 0; i < 4; i++) await call(stack, 'eng::durable::publish', { topic, data: { i } });
     // the slow subscriber has one copy in flight and three waiting; the fast one took all of its own
@@ -258,11 +262,11 @@ test('depth and consumers match engine::queue::topic_stats and list_topics as me
     expect(held.in_flight).toBe(1);
     await expect(stat(page, 'depth')).toHaveAttribute('data-value', String(held.depth));
     await expect(stat(page, 'in-flight')).toHaveAttribute('data-value', '1');
-    await expect.poll(() => rowNumbers(page, topic)).toEqual({ depth: 3, inFlight: 1, consumers: 2 });
+    await expect.poll(() => rowNumbers(page, topic)).toEqual({ depth: 3, inFlight: 1, subscribers: 2 });
     // list_topics and topic_stats agree: depth is what is stored and not in flight
     expect((await listed(topic, 'topic'))?.depth).toBe(held.depth);
     const page1 = await shown(topic);
-    expect(page1).toEqual({ depth: 3, consumers: 2, inFlight: 1, row: { depth: 3, inFlight: 1, consumers: 2 } });
+    expect(page1).toEqual({ depth: 3, subscribers: 2, inFlight: 1, row: { depth: 3, inFlight: 1, subscribers: 2 } });
 
     release();
     await expect(stat(page, 'depth')).toHaveAttribute('data-value', '0', { timeout: 10_000 });
