@@ -13,16 +13,16 @@ export function ShortcutsOverlay({ open, onClose }: { open: boolean; onClose: ()
   const shortcuts = allShortcuts(pages, NUMBER_JUMPS);
   const groups = [...new Set(shortcuts.map((s) => s.group))];
   return (
-    <Dialog open={open} onClose={onClose} title="Keyboard shortcuts" labelledBy="shortcuts-title" className="max-w-md">
-      <div className="max-h-[70vh] space-y-4 overflow-y-auto p-4">
+    <Dialog open={open} onClose={onClose} title="Keyboard shortcuts" labelledBy="shortcuts-title" className="max-w-3xl">
+      <div className="max-h-[75vh] gap-4 overflow-y-auto p-4 md:columns-2">
         {groups.map((group) => (
-          <section key={group} aria-label={group}>
+          <section key={group} aria-label={group} className="mb-4 break-inside-avoid">
             <h3 className="mb-1.5 text-[10.5px] font-semibold tracking-wider text-faint uppercase">{group}</h3>
             <ul className="divide-y divide-line rounded-lg border border-line">
               {shortcuts
                 .filter((s) => s.group === group)
                 .map((s) => (
-                  <li key={s.keys} className="flex items-center justify-between gap-3 px-3 py-2 text-[13px]" data-testid="shortcut">
+                  <li key={s.keys} className="flex items-center justify-between gap-3 px-3 py-1.5 text-[13px]" data-testid="shortcut">
                     <span className="text-fg">{s.description}</span>
                     <Kbd keys={s.keys} />
                   </li>
