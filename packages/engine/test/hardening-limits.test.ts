@@ -307,12 +307,13 @@ describe('persist: true keeps observability.db within the byte budget too', () =
   it('trims the spans table by bytes, not only by count, as large spans arrive', async () => {
     const port = engine.ports.HTTP as number;
     const REQUESTS = 40; // 9 spans × 200 KiB: ~72 MB written in all
-    let last = '';
     for (let i = 0; i < REQUESTS; i++) {
-      last = hex(16);
-      expect((await http(port, 'POST', '/v1/traces', bigTrace(last, 9, 200 * KiB, `p${i}`))).status).toBe(200);
+      expect((await http(port, 'POST', '/v1/traces', bigTrace(hex(16), 9, 200 * KiB, `p${i}`))).status).toBe(200);
       await new Promise((r) => setTimeout(r, 100));
     }
+    // the last one over the value limit (256 KiB here): cut, and it must come back from disk as cut
+    const last = hex(16);
+    expect((await http(port, 'POST', '/v1/traces', bigTrace(last, 1, 300 * KiB, 'last'))).status).toBe(200);
     const size = () =>
       ['observability.db', 'observability.db-wal']
         .map((name) => {
@@ -330,8 +331,12 @@ describe('persist: true keeps observability.db within the byte budget too', () =
     // the newest trace survives a restart
     await engine.restart();
     const client = await RawClient.worker(engine.busUrl);
-    const newest = await client.result<{ total: number }>('engine::traces::list', { trace_id: last });
+    const newest = await client.result<{ spans: Array<{ attributes: [string, string][] }>; total: number }>('engine::traces::list', {
+      trace_id: last,
+    });
     expect(newest.total).toBe(1);
+    const payload = Object.fromEntries(newest.spans[0]?.attributes ?? []).payload as string;
+    expect(payload.slice(256 * KiB)).toBe(`…[truncated ${44 * KiB} bytes]`);
     await client.terminate();
   }, 120_000);
 });

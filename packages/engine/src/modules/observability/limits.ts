@@ -63,6 +63,14 @@ export function truncate(text: string, maxBytes: number): string {
   if (text.length * 3 <= maxBytes) return text;
   const total = Buffer.byteLength(text);
   if (total <= maxBytes) return text;
+  // already cut (a record restored from disk): keep it and its count rather than cut the marker
+  if (
+    total <= maxBytes + MARKER_SLACK &&
+    text.endsWith(' bytes]') &&
+    text.lastIndexOf('…[truncated ', text.length - 8) >= text.length - MARKER_SLACK
+  ) {
+    return text;
+  }
   const head = Buffer.from(text.slice(0, Math.max(0, maxBytes)));
   let cut = Math.min(Math.max(0, maxBytes), head.length);
   // back off to a character boundary (never end inside a UTF-8 sequence)
@@ -71,6 +79,11 @@ export function truncate(text: string, maxBytes: number): string {
 }
 
 type Pairs = [string, string][];
+
+/** Room for the `…[truncated N bytes]` marker past a value's limit. */
+const MARKER_SLACK = 40;
+/** Attributes the limiter itself adds; a record clamped before (restored from disk) keeps them past the count. */
+const NOTE_PREFIX = 'eng.dropped_';
 
 /**
  * Applies the limits to one record at a time; `bytes` is then the record's estimated cost. One
@@ -225,6 +238,7 @@ export class RecordLimiter {
     let out = list;
     for (let i = 0; i < list.length; i++) {
       if (i >= this.limits.attributes || this.remaining <= 0) {
+        if (list.slice(i).every(([key]) => key.startsWith(NOTE_PREFIX))) return out;
         this.droppedAttributes += list.length - i;
         return out.slice(0, i);
       }
@@ -278,6 +292,11 @@ export class RecordLimiter {
     const keys = Object.keys(record);
     for (const key of keys) {
       if (index >= maxKeys || this.remaining <= 0) {
+        const rest = keys.slice(index);
+        if (depth === 0 && rest.every((k) => k.startsWith(NOTE_PREFIX))) {
+          if (out) for (const k of rest) out[k] = record[k];
+          return out ?? record;
+        }
         out ??= copyFirst(record, keys, index);
         if (depth === 0) this.droppedAttributes += keys.length - index;
         else out['…'] = `[truncated ${keys.length - index} keys]`;

@@ -17,10 +17,8 @@ export function lowerCase(text: string): string {
 export interface SpanRec {
   span: StoredSpan;
   trace: TraceRec;
-  /** Position in the eviction ring. */
+  /** Position in the eviction ring (and in `sizes`). */
   slot: number;
-  /** Estimated cost counted against the store's byte budget (limits.ts). */
-  bytes: number;
   allEntry: IndexEntry<SpanRec>;
   /** Set while the span is a root: no parent, or its parent is not in the store (§4.3). */
   rootEntry: IndexEntry<SpanRec> | null;
@@ -160,6 +158,8 @@ class AttributeIndex {
  */
 export class SpanStore {
   private ring: Array<SpanRec | undefined>;
+  /** Estimated bytes of the span in each ring slot (limits.ts): a typed array, not a field per record. */
+  private sizes: Uint32Array;
   private head = 0;
   private count = 0;
   private readonly traces = new Map<string, TraceRec>();
@@ -181,6 +181,7 @@ export class SpanStore {
     readonly maxBytes = Number.POSITIVE_INFINITY,
   ) {
     this.ring = new Array(capacity);
+    this.sizes = new Uint32Array(capacity);
   }
 
   get size(): number {
@@ -203,11 +204,12 @@ export class SpanStore {
    * its estimated cost (the collector's limiter computes it). The span is stored even when it alone
    * is over the budget; everything older then goes.
    */
-  upsert(span: StoredSpan, bytes = 0): void {
+  upsert(span: StoredSpan, estimate = 0): void {
+    const bytes = Math.min(estimate, 0xffffffff);
     const existing = this.get(span.trace_id, span.span_id);
     if (existing) {
-      this.bytes += bytes - existing.bytes;
-      existing.bytes = bytes;
+      this.bytes += bytes - (this.sizes[existing.slot] as number);
+      this.sizes[existing.slot] = bytes;
       this.trim(existing);
       const old = existing.span;
       if (old.start_time_unix_nano === span.start_time_unix_nano && old.parent_span_id === span.parent_span_id) {
@@ -230,15 +232,16 @@ export class SpanStore {
       // moved in time or re-parented: re-index from scratch, in the same ring slot
       const slot = existing.slot;
       this.unlink(existing);
-      const rec = this.link(span, slot, bytes);
+      const rec = this.link(span, slot);
       this.ring[slot] = rec;
       return;
     }
     if (this.count === this.capacity) this.evictOldest();
     this.bytes += bytes;
     this.trim(null);
-    const rec = this.link(span, this.head, bytes);
+    const rec = this.link(span, this.head);
     this.ring[this.head] = rec;
+    this.sizes[this.head] = bytes;
     this.head = (this.head + 1) % this.capacity;
     this.count++;
   }
@@ -257,14 +260,16 @@ export class SpanStore {
     const oldest = this.ring[slot];
     this.ring[slot] = undefined;
     this.count--;
+    this.bytes -= this.sizes[slot] as number;
+    this.sizes[slot] = 0;
     if (!oldest) return;
-    this.bytes -= oldest.bytes;
     this.unlink(oldest);
     this.evicted++;
   }
 
   clear(): void {
     this.ring = new Array(this.capacity);
+    this.sizes = new Uint32Array(this.capacity);
     this.head = 0;
     this.count = 0;
     this.bytes = 0;
@@ -341,7 +346,7 @@ export class SpanStore {
     if (span.pending) trace.pendingCount += delta;
   }
 
-  private link(span: StoredSpan, slot: number, bytes: number): SpanRec {
+  private link(span: StoredSpan, slot: number): SpanRec {
     let trace = this.traces.get(span.trace_id);
     if (!trace) {
       trace = { traceId: span.trace_id, spans: new Map(), childrenOf: null, errorCount: 0, pendingCount: 0 };
@@ -355,7 +360,6 @@ export class SpanStore {
       span,
       trace,
       slot,
-      bytes,
       allEntry: undefined as never,
       rootEntry: null,
       internal: isInternalSpan(span),
