@@ -1,0 +1,260 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useConversation } from '../../api/chat-conversation.ts';
+import { chatKeys, setActiveConversation, titleIfUntitled, useConversations, useCreateConversation } from '../../api/chat-sessions.ts';
+import { compactConversation, idempotentEntryId, putAttachment, sendMessage, stopTurn } from '../../api/chat-turns.ts';
+import { useConnection } from '../../api/client.ts';
+import { useFunctions } from '../../api/functions.ts';
+import { type Attachment, attachmentBlocks } from '../../lib/chat/attachments.ts';
+import { modelLabel, readsImages } from '../../lib/chat/models.ts';
+import { updateChatPrefs, useChatPrefs } from '../../lib/chat/prefs.ts';
+import { contextUsage, estimateContextTokens } from '../../lib/chat/tokens.ts';
+import { type Block, titleFrom } from '../../lib/chat/transcript.ts';
+import { buildView, keepStable, type ViewItem } from '../../lib/chat/view.ts';
+import { isTyping, useKeydown } from '../../lib/keyboard.ts';
+import { ChatBanner, type ChatNotice, ChatWelcome, NoticeLine, REQUIRED_FUNCTIONS } from './chat-status.tsx';
+import { Composer } from './composer.tsx';
+import { ConversationSidebar } from './conversation-sidebar.tsx';
+import { ModelPicker } from './model-picker.tsx';
+import { preloadRich } from './rich-lazy.tsx';
+import { SessionBar } from './session-bar.tsx';
+import { TranscriptView } from './transcript-view.tsx';
+import { useChatModel } from './use-chat-model.ts';
+import { WorkingDirSlot } from './working-dir-slot.tsx';
+
+/** Seed 2.9 "Chat": the conversation sidebar, the open conversation's transcript and the composer. */
+export function ChatPage() {
+  const prefs = useChatPrefs();
+  const queryClient = useQueryClient();
+  const conversations = useConversations();
+  const create = useCreateConversation();
+  const model = useChatModel();
+  const connection = useConnection();
+  const functions = useFunctions();
+  const activeId = prefs.active && prefs.conversations.includes(prefs.active) ? prefs.active : prefs.conversations[0];
+  const conversation = useConversation(activeId);
+  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const [notice, setNotice] = useState<ChatNotice | undefined>();
+  const [compacting, setCompacting] = useState(false);
+  const textarea = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(preloadRich, []);
+
+  const missing = useMemo(() => {
+    if (!functions.data) return [];
+    const have = new Set(functions.data.map((f) => f.function_id));
+    return REQUIRED_FUNCTIONS.filter((f) => !have.has(f.id));
+  }, [functions.data]);
+  // the stack came back: read the open conversation again (events while it was away are not replayed)
+  const wasMissing = useRef(false);
+  const { reload } = conversation;
+  useEffect(() => {
+    if (missing.length > 0) wasMissing.current = true;
+    else if (wasMissing.current) {
+      wasMissing.current = false;
+      void reload();
+      void queryClient.invalidateQueries({ queryKey: chatKeys.all });
+    }
+  }, [missing.length, reload, queryClient]);
+
+  const running = conversation.status === 'working';
+  const previous = useRef<ViewItem[]>([]);
+  const items = useMemo(() => {
+    const next = keepStable(previous.current, buildView(conversation.entries, { pending: conversation.pending, turnActive: running }));
+    previous.current = next;
+    return next;
+  }, [conversation.entries, conversation.pending, running]);
+  const usage = useMemo(
+    () => contextUsage(estimateContextTokens(conversation.entries), model.selected?.context_window),
+    [conversation.entries, model.selected],
+  );
+
+  const online = connection.status === 'open';
+  const canSend = online && missing.length === 0 && !!model.selected && !model.offline;
+  const disabledReason = !online
+    ? 'The engine is unreachable: messages can be sent once it is back'
+    : missing.length
+      ? 'The chat stack is not fully connected'
+      : !model.selected
+        ? 'No model: configure a provider in the model picker'
+        : model.offline
+          ? 'The model catalogue is unreachable'
+          : undefined;
+  const vision = readsImages(model.selected);
+  const visionNote =
+    !vision && model.selected
+      ? `${modelLabel(model.selected)} does not read images: they are not sent, the model is told they were attached. Pick a vision model to send them.`
+      : undefined;
+
+  const newChat = useCallback(async () => {
+    const meta = await create.mutateAsync();
+    setAttachments([]);
+    setNotice(undefined);
+    requestAnimationFrame(() => textarea.current?.focus());
+    return meta.session_id;
+  }, [create]);
+
+  const send = async (text: string): Promise<boolean> => {
+    const chosen = model.selected;
+    if (!chosen) return false;
+    setNotice(undefined);
+    let sessionId = activeId;
+    try {
+      sessionId ??= await newChat();
+    } catch (err) {
+      setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` });
+      return false;
+    }
+    const imageIds = new Map<string, string>();
+    if (vision) {
+      for (const a of attachments.filter((x) => x.kind === 'image' && x.data)) {
+        const id = await putAttachment(sessionId, { name: a.name, mime: a.mime, data: a.data as string });
+        if (id) imageIds.set(a.id, id);
+      }
+    }
+    const content: Block[] = [
+      ...(text ? [{ type: 'text' as const, text }] : []),
+      ...attachmentBlocks(attachments, { vision, modelLabel: modelLabel(chosen), imageIds }),
+    ];
+    const key = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+    const entryId = idempotentEntryId(key);
+    if (sessionId === activeId) conversation.addOptimistic({ entry_id: entryId, revision: -1, message: { role: 'user', content } });
+    const sentAttachments = attachments;
+    setAttachments([]);
+    try {
+      await sendMessage({
+        sessionId,
+        content,
+        model: chosen,
+        effort: prefs.effort,
+        mode: prefs.mode,
+        idempotencyKey: key,
+        fsRoot: prefs.workingDirs[sessionId],
+      });
+      void titleIfUntitled(sessionId, titleFrom(text || sentAttachments[0]?.name || 'Attachment')).catch(() => undefined);
+      return true;
+    } catch (err) {
+      conversation.dropOptimistic(entryId);
+      setAttachments(sentAttachments);
+      setNotice({ tone: 'bad', text: `harness::send failed — ${(err as Error).message}` });
+      return false;
+    }
+  };
+
+  const stop = () => {
+    if (activeId)
+      void stopTurn(activeId).catch((err) => setNotice({ tone: 'bad', text: `harness::stop failed — ${(err as Error).message}` }));
+  };
+
+  const compact = async () => {
+    if (!activeId || !model.selected || compacting) return;
+    setCompacting(true);
+    setNotice({ tone: 'info', text: 'Compacting: summarising the conversation through context::compact…' });
+    try {
+      const out = await compactConversation(activeId, model.selected);
+      setNotice(
+        out.status === 'ok'
+          ? { tone: 'ok', text: `Compacted ${out.tokensBefore.toLocaleString()} tokens; later turns start from the summary.` }
+          : { tone: 'warn', text: `Not compacted: ${out.message}` },
+      );
+    } catch (err) {
+      setNotice({ tone: 'bad', text: `context::compact failed — ${(err as Error).message}` });
+    } finally {
+      setCompacting(false);
+    }
+  };
+
+  useKeydown((e) => {
+    if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey) return;
+    if (e.key === 'Escape' && running && !document.querySelector('[role="dialog"]')) {
+      e.preventDefault();
+      stop();
+    } else if (e.key === 'n' && !isTyping(e.target) && !document.querySelector('[role="dialog"]')) {
+      e.preventDefault();
+      void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` }));
+    }
+  });
+
+  const picker = (
+    <ModelPicker
+      groups={model.groups}
+      loading={model.loading}
+      offline={model.offline}
+      selected={model.selected}
+      effort={model.effort}
+      onSelect={model.select}
+      onEffort={model.setEffort}
+    />
+  );
+
+  return (
+    <div className="flex min-h-0 flex-1" data-testid="chat-page">
+      <ConversationSidebar
+        conversations={conversations.data ?? []}
+        loading={conversations.isPending}
+        active={activeId}
+        collapsed={prefs.sidebar.collapsed}
+        onToggle={() => updateChatPrefs((p) => ({ sidebar: { collapsed: !p.sidebar.collapsed } }))}
+        onOpen={(id) => {
+          setActiveConversation(id);
+          setNotice(undefined);
+        }}
+        onNew={() => void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` }))}
+        creating={create.isPending}
+      />
+      <div className="flex min-w-0 flex-1 flex-col">
+        {activeId ? (
+          <SessionBar
+            sessionId={activeId}
+            title={conversation.title}
+            status={conversation.status}
+            statusReason={conversation.statusReason}
+            usage={usage}
+            onCompact={() => void compact()}
+          />
+        ) : null}
+        <ChatBanner online={online} missing={missing} error={conversation.error} />
+        {activeId && (items.length > 0 || !conversation.loaded) ? (
+          <TranscriptView
+            items={items}
+            sessionId={activeId}
+            footer={notice ? <NoticeLine notice={notice} onClose={() => setNotice(undefined)} /> : null}
+          />
+        ) : (
+          <ChatWelcome hasModels={model.hasModels} offline={model.offline} notice={notice} onCloseNotice={() => setNotice(undefined)} />
+        )}
+        <Composer
+          mode={prefs.mode}
+          onMode={(mode) => updateChatPrefs(() => ({ mode }))}
+          picker={picker}
+          workingDir={
+            <WorkingDirSlot
+              sessionId={activeId}
+              value={activeId ? prefs.workingDirs[activeId] : undefined}
+              disabled={!activeId}
+              onChange={(root) =>
+                activeId &&
+                updateChatPrefs((p) => {
+                  const { [activeId]: _old, ...rest } = p.workingDirs;
+                  return { workingDirs: root ? { ...rest, [activeId]: root } : rest };
+                })
+              }
+            />
+          }
+          running={running}
+          canSend={canSend}
+          disabledReason={disabledReason}
+          attachments={attachments}
+          onAttachments={setAttachments}
+          visionNote={visionNote}
+          onSend={send}
+          onCommand={(name) => {
+            if (name === 'compact') void compact();
+          }}
+          onStop={stop}
+          textareaRef={textarea}
+        />
+      </div>
+    </div>
+  );
+}

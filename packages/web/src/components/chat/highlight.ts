@@ -1,0 +1,40 @@
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import markdown from 'highlight.js/lib/languages/markdown';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import sql from 'highlight.js/lib/languages/sql';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+
+/**
+ * highlight.js core with the languages a chat about an engine shows (deps.md: core plus the
+ * languages needed, never the full bundle). Loaded with the rich chunk only.
+ */
+const LANGUAGES = { bash, css, diff, go, javascript, json, markdown, python, rust, sql, typescript, xml, yaml };
+for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
+hljs.registerAliases(['sh', 'shell', 'zsh', 'console'], { languageName: 'bash' });
+hljs.registerAliases(['js', 'jsx', 'mjs', 'cjs'], { languageName: 'javascript' });
+hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' });
+hljs.registerAliases(['py'], { languageName: 'python' });
+hljs.registerAliases(['yml'], { languageName: 'yaml' });
+hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
+hljs.registerAliases(['rs'], { languageName: 'rust' });
+hljs.registerAliases(['md'], { languageName: 'markdown' });
+hljs.registerAliases(['jsonc', 'json5'], { languageName: 'json' });
+
+/** Highlighted HTML of `code` (escaped by highlight.js), or undefined for an unknown language. */
+export function highlight(code: string, language: string | undefined): string | undefined {
+  if (!language || !hljs.getLanguage(language)) return undefined;
+  try {
+    return hljs.highlight(code, { language, ignoreIllegals: true }).value;
+  } catch {
+    return undefined;
+  }
+}

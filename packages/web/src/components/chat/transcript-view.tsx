@@ -1,0 +1,125 @@
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { ArrowDown } from 'lucide-react';
+import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import type { ViewItem } from '../../lib/chat/view.ts';
+import { Button } from '../ui/button.tsx';
+import { CallGroup } from './function-card.tsx';
+import { AssistantText, CompactionMarker, StopNotice, Thought, UserMessage } from './message-views.tsx';
+
+/**
+ * The transcript, virtualised (a conversation of hundreds of entries renders only what is on
+ * screen; rows are measured as they render). It follows the end while the user is there — a
+ * streaming answer stays in view — and leaves the scroll position alone once they scroll up.
+ */
+
+function estimate(item: ViewItem | undefined): number {
+  if (!item) return 60;
+  if (item.kind === 'text') return 40 + Math.min(1200, Math.ceil(item.text.length / 90) * 22 + (item.text.split('```').length - 1) * 40);
+  if (item.kind === 'calls') return 48 * item.calls.length + (item.calls.length > 1 ? 34 : 0);
+  if (item.kind === 'user') return 64;
+  return 44;
+}
+
+const Row = memo(function Row({ item, sessionId }: { item: ViewItem; sessionId: string }) {
+  switch (item.kind) {
+    case 'user':
+      return <UserMessage blocks={item.blocks} queued={item.queued} />;
+    case 'text':
+      return <AssistantText text={item.text} streaming={item.streaming} />;
+    case 'thought':
+      return <Thought text={item.text} streaming={item.streaming} />;
+    case 'calls':
+      return <CallGroup calls={item.calls} sessionId={sessionId} />;
+    case 'compaction':
+      return <CompactionMarker summary={item.summary} tokensBefore={item.tokensBefore} />;
+    case 'notice':
+      return <StopNotice reason={item.reason} message={item.message} />;
+  }
+});
+
+export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]; sessionId: string; footer?: React.ReactNode }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const atEnd = useRef(true);
+  const [showJump, setShowJump] = useState(false);
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: (i) => estimate(items[i]),
+    getItemKey: (i) => items[i]?.key ?? i,
+    overscan: 4,
+    paddingStart: 20,
+    paddingEnd: 12,
+  });
+
+  const toEnd = useCallback(() => {
+    const el = scroller.current;
+    if (!el) return;
+    el.scrollTop = el.scrollHeight;
+  }, []);
+
+  // a new conversation opens at its end
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only when the conversation changes
+  useLayoutEffect(() => {
+    atEnd.current = true;
+    if (items.length) virtualizer.scrollToIndex(items.length - 1, { align: 'end' });
+  }, [sessionId]);
+
+  const total = virtualizer.getTotalSize();
+  // while at the end, stay there as rows arrive, stream or get measured taller
+  // biome-ignore lint/correctness/useExhaustiveDependencies: re-run when the content grows
+  useLayoutEffect(() => {
+    if (atEnd.current) toEnd();
+  }, [items, total, toEnd]);
+
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const onScroll = () => {
+      const end = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+      atEnd.current = end;
+      setShowJump(!end);
+    };
+    el.addEventListener('scroll', onScroll, { passive: true });
+    return () => el.removeEventListener('scroll', onScroll);
+  }, []);
+
+  const rows = virtualizer.getVirtualItems();
+  return (
+    <div className="relative min-h-0 flex-1">
+      <div ref={scroller} className="h-full overflow-y-auto" data-testid="chat-transcript" style={{ overflowAnchor: 'none' }}>
+        <div className="relative mx-auto w-full max-w-3xl px-4" style={{ height: total }}>
+          {rows.map((row) => {
+            const item = items[row.index];
+            if (!item) return null;
+            return (
+              <div
+                key={row.key}
+                data-index={row.index}
+                data-kind={item.kind}
+                ref={virtualizer.measureElement}
+                className="absolute inset-x-4 pb-3"
+                style={{ transform: `translateY(${row.start}px)` }}
+              >
+                <Row item={item} sessionId={sessionId} />
+              </div>
+            );
+          })}
+        </div>
+        {footer ? <div className="mx-auto w-full max-w-3xl px-4 pb-3">{footer}</div> : null}
+      </div>
+      {showJump ? (
+        <Button
+          size="xs"
+          icon={ArrowDown}
+          className="absolute bottom-3 left-1/2 -translate-x-1/2 shadow-pop"
+          onClick={() => {
+            atEnd.current = true;
+            toEnd();
+          }}
+        >
+          Latest
+        </Button>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,219 @@
+import { type Block, compactionOf, type Entry, textOf } from './transcript.ts';
+
+/**
+ * From entries to what the transcript shows (console-worker.md §2.3, §2.8): an assistant entry is
+ * split into segments `<entry_id>:<block index>` — thinking → thought, text → assistant text,
+ * function_call → a function card whose result comes from the function_result entry of the same
+ * call id; consecutive cards are grouped; stop reasons length / error / aborted add a notice; a
+ * `compaction` custom entry is a marker.
+ */
+
+export type CallState = 'streaming' | 'pending' | 'running' | 'done' | 'error' | 'cancelled';
+
+export interface CallView {
+  key: string;
+  id: string;
+  functionId: string;
+  arguments: unknown;
+  description?: string;
+  state: CallState;
+  /** The function's output (parsed as JSON when it is JSON). */
+  output?: unknown;
+  /** `denied` or `function_error` for soft errors. */
+  errorKind?: string;
+  errorMessage?: string;
+}
+
+export type ViewItem =
+  | { kind: 'user'; key: string; entryId: string; blocks: Block[]; queued?: boolean }
+  | { kind: 'text'; key: string; entryId: string; text: string; streaming: boolean }
+  | { kind: 'thought'; key: string; entryId: string; text: string; streaming: boolean }
+  | { kind: 'calls'; key: string; calls: CallView[] }
+  | { kind: 'compaction'; key: string; entryId: string; summary: string; tokensBefore: number }
+  | { kind: 'notice'; key: string; entryId: string; reason: 'length' | 'error' | 'aborted'; message?: string };
+
+export interface ViewContext {
+  /** function_call ids held for a person (approval::pending-*). */
+  pending: ReadonlySet<string>;
+  /** A turn is running in this session (status working). */
+  turnActive: boolean;
+}
+
+function parseOutput(text: string): unknown {
+  const t = text.trim();
+  if (t.startsWith('{') || t.startsWith('[')) {
+    try {
+      return JSON.parse(t);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+interface ResultInfo {
+  isError: boolean;
+  output: unknown;
+  errorKind?: string;
+  errorMessage?: string;
+}
+
+const results = new WeakMap<object, ResultInfo>();
+
+/** The result a function_result message carries; cached per message object, so unchanged entries keep identical outputs. */
+function resultOf(message: NonNullable<Entry['message']>): ResultInfo {
+  const cached = results.get(message);
+  if (cached) return cached;
+  const info = readResult(message);
+  results.set(message, info);
+  return info;
+}
+
+function readResult(message: NonNullable<Entry['message']>): ResultInfo {
+  const text = textOf(message.content);
+  const details = (message.details ?? {}) as { error?: { kind?: string; message?: string } };
+  const isError = message.is_error === true;
+  return {
+    isError,
+    output: isError ? text : parseOutput(text),
+    errorKind: isError ? (details.error?.kind ?? 'function_error') : undefined,
+    errorMessage: isError ? (details.error?.message ?? text.split('\n')[0]) : undefined,
+  };
+}
+
+function callView(
+  key: string,
+  block: Extract<Block, { type: 'function_call' }>,
+  result: ResultInfo | undefined,
+  ctx: ViewContext,
+): CallView {
+  const args = (block.arguments ?? {}) as Record<string, unknown>;
+  const streaming = typeof args === 'object' && args !== null && typeof args._streaming === 'string';
+  let state: CallState;
+  if (streaming) state = 'streaming';
+  else if (result) state = result.isError ? 'error' : 'done';
+  else if (ctx.pending.has(block.id)) state = 'pending';
+  else if (ctx.turnActive) state = 'running';
+  else state = 'cancelled';
+  const description = !streaming && typeof args.description === 'string' ? args.description : undefined;
+  return {
+    key,
+    id: block.id,
+    functionId: streaming ? unresolvedTarget(args._streaming as string) : block.function_id,
+    arguments: streaming ? undefined : block.arguments,
+    ...(description ? { description } : {}),
+    state,
+    ...(result ? { output: result.output, errorKind: result.errorKind, errorMessage: result.errorMessage } : {}),
+  };
+}
+
+/** While the arguments stream, the function id is whatever has arrived of `"function": "…"`. */
+function unresolvedTarget(raw: string): string {
+  const match = /"function"\s*:\s*"([^"]*)/.exec(raw);
+  return match?.[1] ? match[1] : 'unresolved target';
+}
+
+export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem[] {
+  const resultsById = new Map<string, ResultInfo>();
+  for (const entry of entries) {
+    const m = entry.message;
+    if (m?.role === 'function_result' && m.function_call_id) resultsById.set(m.function_call_id, resultOf(m));
+  }
+  const lastAssistant = [...entries].reverse().find((e) => e.message?.role === 'assistant')?.entry_id;
+  const items: ViewItem[] = [];
+  const pushCall = (call: CallView) => {
+    const last = items[items.length - 1];
+    if (last?.kind === 'calls') last.calls.push(call);
+    else items.push({ kind: 'calls', key: `calls:${call.key}`, calls: [call] });
+  };
+  for (const entry of entries) {
+    const compaction = compactionOf(entry);
+    if (compaction) {
+      items.push({
+        kind: 'compaction',
+        key: entry.entry_id,
+        entryId: entry.entry_id,
+        summary: compaction.summary,
+        tokensBefore: compaction.tokens_before,
+      });
+      continue;
+    }
+    const m = entry.message;
+    if (!m) continue;
+    if (m.role === 'user') {
+      items.push({ kind: 'user', key: entry.entry_id, entryId: entry.entry_id, blocks: m.content, queued: entry.origin?.queued === true });
+      continue;
+    }
+    if (m.role !== 'assistant') continue;
+    const streaming = ctx.turnActive && entry.entry_id === lastAssistant && !m.stop_reason;
+    m.content.forEach((block, index) => {
+      const key = `${entry.entry_id}:${index}`;
+      if (block.type === 'text' && block.text) items.push({ kind: 'text', key, entryId: entry.entry_id, text: block.text, streaming });
+      else if (block.type === 'thinking' && block.text)
+        items.push({ kind: 'thought', key, entryId: entry.entry_id, text: block.text, streaming });
+      else if (block.type === 'function_call') pushCall(callView(key, block, resultsById.get(block.id), ctx));
+    });
+    if (m.stop_reason === 'length' || m.stop_reason === 'error' || m.stop_reason === 'aborted') {
+      items.push({
+        kind: 'notice',
+        key: `${entry.entry_id}:stop`,
+        entryId: entry.entry_id,
+        reason: m.stop_reason,
+        ...(m.error_message ? { message: m.error_message } : {}),
+      });
+    }
+  }
+  return items;
+}
+
+/** How many calls of a group failed (error state). */
+export function failedCount(calls: readonly CallView[]): number {
+  return calls.filter((c) => c.state === 'error').length;
+}
+
+function sameCall(a: CallView, b: CallView): boolean {
+  return (
+    a.key === b.key &&
+    a.state === b.state &&
+    a.functionId === b.functionId &&
+    a.arguments === b.arguments &&
+    a.output === b.output &&
+    a.description === b.description &&
+    a.errorMessage === b.errorMessage
+  );
+}
+
+/** Whether two items render the same (so the previous object can be kept and its row skipped). */
+export function sameItem(a: ViewItem, b: ViewItem): boolean {
+  if (a.kind !== b.kind || a.key !== b.key) return false;
+  switch (a.kind) {
+    case 'user':
+      return b.kind === 'user' && a.blocks === b.blocks && a.queued === b.queued;
+    case 'text':
+    case 'thought':
+      return (b.kind === 'text' || b.kind === 'thought') && a.text === b.text && a.streaming === b.streaming;
+    case 'calls':
+      return b.kind === 'calls' && a.calls.length === b.calls.length && a.calls.every((c, i) => sameCall(c, b.calls[i] as CallView));
+    case 'compaction':
+      return b.kind === 'compaction' && a.summary === b.summary && a.tokensBefore === b.tokensBefore;
+    case 'notice':
+      return b.kind === 'notice' && a.reason === b.reason && a.message === b.message;
+  }
+}
+
+/** `next` with every item that renders the same as in `previous` replaced by the previous object. */
+export function keepStable(previous: readonly ViewItem[], next: ViewItem[]): ViewItem[] {
+  if (previous.length === 0) return next;
+  const byKey = new Map(previous.map((item) => [item.key, item]));
+  let changed = previous.length !== next.length;
+  const out = next.map((item, i) => {
+    const before = byKey.get(item.key);
+    if (before && sameItem(before, item)) {
+      if (previous[i] !== before) changed = true;
+      return before;
+    }
+    changed = true;
+    return item;
+  });
+  return changed ? out : (previous as ViewItem[]);
+}
