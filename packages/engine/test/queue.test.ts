@@ -98,7 +98,8 @@ describe('enqueue action (§11 item 5)', () => {
     // the receipt came back while the handler is still held: it runs later, apart from the call
     expect(receipt).toEqual({ messageReceiptId: expect.stringMatching(UUID) });
     await waitFor(() => seen.length === 1);
-    expect(seen[0]).toEqual({ order: 7 });
+    // the message carries its sender as `_caller_worker_id`, as a direct call does
+    expect(seen[0]).toEqual({ order: 7, _caller_worker_id: expect.stringMatching(UUID) });
     release();
     await waitFor(async () => (await call('engine::queue::topic_stats', { topic: 'default' })).delivered >= 1);
   });
@@ -463,8 +464,13 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     ).toBeUndefined();
     expect(await call('eng::durable::publish', { topic: 'orders.created', data: { id: 2 } })).toBeUndefined();
     await waitFor(() => gotA.length === 2 && gotB.length === 2);
-    expect(gotA).toEqual(expect.arrayContaining([{ id: 1 }, { id: 2 }]));
-    expect(gotB).toEqual(expect.arrayContaining([{ id: 1 }, { id: 2 }]));
+    // each copy carries its publisher as `_caller_worker_id`
+    const copies = [
+      { id: 1, _caller_worker_id: expect.stringMatching(UUID) },
+      { id: 2, _caller_worker_id: admin.workerId },
+    ];
+    expect(gotA).toEqual(expect.arrayContaining(copies));
+    expect(gotB).toEqual(expect.arrayContaining(copies));
     expect(metadataA).toEqual([undefined, undefined]);
     const topics = await call<Array<{ name: string; broker_type: string; subscriber_count: number }>>('engine::queue::list_topics');
     expect(topics).toContainEqual(expect.objectContaining({ name: 'orders.created', broker_type: 'topic', subscriber_count: 2 }));
@@ -491,7 +497,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     await call('eng::durable::publish', { topic: 'payments', data: { amount: 5 } });
     await waitFor(async () => (await call('engine::queue::dlq_messages', { topic: 'payments' })).total === 1);
     expect(calls).toBe(2);
-    expect(okCopies).toEqual([{ amount: 5 }]);
+    expect(okCopies).toEqual([{ amount: 5, _caller_worker_id: admin.workerId }]);
     const dead = (await call('engine::queue::dlq_messages', { topic: 'payments' })).messages[0];
     expect(dead).toMatchObject({ queue: 'payments', function_id: 'sub::fails', payload: { amount: 5 }, retries: 2 });
     expect(dead.error).toContain('subscriber down');
@@ -558,7 +564,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     await call('eng::durable::publish', { topic: 'customers', data: { vip: false } });
     await call('eng::durable::publish', { topic: 'customers', data: { vip: true } });
     await waitFor(async () => (await call('engine::queue::topic_stats', { topic: 'customers' })).delivered === 2);
-    expect(got).toEqual([{ vip: true }]);
+    expect(got).toEqual([{ vip: true, _caller_worker_id: admin.workerId }]);
   });
 
   it('keeps publishing to a subscriber whose worker is reconnecting and delivers when it is back', async () => {
@@ -581,7 +587,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     });
     back.registerTrigger({ type: 'durable:subscriber', function_id: 'sub::away', config: { topic: 'away' } });
     await waitFor(() => got.length === 1);
-    expect(got).toEqual([{ n: 1 }]);
+    expect(got).toEqual([{ n: 1, _caller_worker_id: admin.workerId }]);
   });
 
   it('refuses a binding without a topic or with a bad queue_config, naming the field', async () => {
@@ -699,7 +705,11 @@ describe('second engine: strict mode, subscriber expiry (module listed by its 0.
       const p = await client.call<any>('engine::queue::dlq_messages', { topic: 'lost' });
       return p.total === 2 ? p : null;
     }, 5000);
-    expect(page.messages.map((m: any) => m.payload)).toEqual([{ n: 1 }, { n: 2 }]);
+    const sender = client.workerId;
+    expect(page.messages.map((m: any) => m.payload)).toEqual([
+      { n: 1, _caller_worker_id: sender },
+      { n: 2, _caller_worker_id: sender },
+    ]);
     expect(page.messages[0].error).toContain('did not come back');
     expect((await client.call<any>('engine::queue::topic_stats', { topic: 'lost' })).subscribers).toEqual([]);
   });

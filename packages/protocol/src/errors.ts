@@ -27,6 +27,8 @@ export const ErrorCode = {
   SerializationError: 'serialization_error',
   TriggerRegistrationFailed: 'trigger_registration_failed',
   TriggerTypeNotFound: 'trigger_type_not_found',
+  // a worker's registerfunction/registertriggertype of an engine built-in's id (registrationrejected frame)
+  ReservedId: 'RESERVED_ID',
   MemoryExporterNotEnabled: 'memory_exporter_not_enabled',
   NotFound: 'NOT_FOUND',
   InvalidArguments: 'INVALID_ARGUMENTS',

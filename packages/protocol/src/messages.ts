@@ -130,6 +130,20 @@ export const RegisterServiceSchema = z.object({
 export const PingSchema = z.object({ type: z.literal('ping') });
 export const PongSchema = z.object({ type: z.literal('pong') });
 
+/**
+ * Engine→worker: a registration was refused and not stored (§2.3.13, HEAD's frame; eng sends it for
+ * ids reserved to engine built-ins). `function_id` or `trigger_type` names what was refused.
+ */
+export const RegistrationRejectedSchema = z.object({
+  type: z.literal('registrationrejected'),
+  code: z.string(),
+  message: z.string().nullish(),
+  function_id: z.string().nullish(),
+  trigger_type: z.string().nullish(),
+  namespace: z.string().nullish(),
+  owner_worker_id: z.string().nullish(),
+});
+
 /** Sent once by the engine when a connection fails its session step (§2.1). */
 export const HandshakeErrorSchema = z.object({ type: z.literal('error'), error: ErrorBodySchema });
 
@@ -149,6 +163,7 @@ export const MessageSchema = z.discriminatedUnion('type', [
   PingSchema,
   PongSchema,
   HandshakeErrorSchema,
+  RegistrationRejectedSchema,
 ]);
 
 export type WorkerRegistered = z.infer<typeof WorkerRegisteredSchema>;
@@ -164,6 +179,7 @@ export type UnregisterTrigger = z.infer<typeof UnregisterTriggerSchema>;
 export type InvokeFunction = z.infer<typeof InvokeFunctionSchema>;
 export type InvocationResult = z.infer<typeof InvocationResultSchema>;
 export type RegisterService = z.infer<typeof RegisterServiceSchema>;
+export type RegistrationRejected = z.infer<typeof RegistrationRejectedSchema>;
 export type Message = z.infer<typeof MessageSchema>;
 export type MessageType = Message['type'];
 

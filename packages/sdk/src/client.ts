@@ -414,6 +414,16 @@ export class EngClient {
         return;
       case 'pong':
         return;
+      case 'registrationrejected': {
+        // the engine kept its own function or type (an id reserved to built-ins): say so loudly, once per open
+        const subject = message.function_id ? `function ${message.function_id}` : `trigger type ${message.trigger_type ?? '(unknown)'}`;
+        const error = new EngError(message.code, `the engine refused to register ${subject}: ${message.message ?? message.code}`, {
+          details: { function_id: message.function_id ?? undefined, trigger_type: message.trigger_type ?? undefined },
+        });
+        this.logger.error(error.message);
+        this.events.emit('error', error);
+        return;
+      }
       case 'error':
         // spec §2.1: the engine's session step refused us; the close that follows reconnects
         this.logger.warn(`the engine refused the connection: ${message.error.code}: ${message.error.message}`);

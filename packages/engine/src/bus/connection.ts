@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type DecodeResult, decodeMessage, type InvokeFunction, type Message } from '@eng/protocol';
+import { type DecodeResult, decodeMessage, type ErrorBody, type InvokeFunction, type Message } from '@eng/protocol';
 import type { WebSocket } from 'ws';
 import type { Core } from '../core/core.ts';
 import type { InvokeOutcome, Settle } from '../core/invoker.ts';
@@ -144,7 +144,8 @@ export class WorkerConnection implements WorkerPeer {
               baggage: message.baggage ?? undefined,
               rawFrame,
             };
-        core.invoker.complete(message.invocation_id, outcome);
+        // only the connection the call was sent to may answer it (anyone can read pending ids in traces)
+        core.invoker.complete(message.invocation_id, outcome, this.id);
         return;
       }
       case 'registerfunction': {
@@ -152,11 +153,7 @@ export class WorkerConnection implements WorkerPeer {
           this.log.error(`function ${message.id} uses an HTTP invocation, which this engine does not serve yet; registration ignored`);
           return;
         }
-        const previous = core.functions.get(message.id);
-        if (previous && previous.ownerWorkerId !== this.id) {
-          this.log.info(`function ${message.id} already registered. Overwriting.`);
-        }
-        core.functions.set({
+        const registered = core.registerWorkerFunction({
           id: message.id,
           description: message.description ?? null,
           requestFormat: message.request_format ?? null,
@@ -166,20 +163,23 @@ export class WorkerConnection implements WorkerPeer {
           moduleName: null,
           registeredAtMs: Date.now(),
         });
+        if (!registered.ok) this.rejectRegistration(registered.error, { function_id: message.id });
         return;
       }
       case 'unregisterfunction':
         core.functions.removeIfOwner(message.id, this.id);
         return;
-      case 'registertriggertype':
-        core.registerTriggerType({
+      case 'registertriggertype': {
+        const registered = core.registerTriggerType({
           id: message.id,
           description: message.description ?? null,
           triggerRequestFormat: message.trigger_request_format,
           callRequestFormat: message.call_request_format,
           provider: { kind: 'worker', workerId: this.id },
         });
+        if (!registered.ok) this.rejectRegistration(registered.error, { trigger_type: message.id });
         return;
+      }
       case 'unregistertriggertype':
         core.unregisterTriggerType(message.id, this.id);
         return;
@@ -231,6 +231,14 @@ export class WorkerConnection implements WorkerPeer {
       default:
         this.log.warn(`dropped frame from worker ${this.id}: "${message.type}" is not sent by workers`);
     }
+  }
+
+  /**
+   * `registerfunction` and `registertriggertype` have no reply; a refusal is told with HEAD iii's
+   * `registrationrejected` frame (@eng/sdk raises it as an error; iii SDKs ignore it, the engine log has it).
+   */
+  private rejectRegistration(error: ErrorBody, subject: { function_id: string } | { trigger_type: string }): void {
+    this.send({ type: 'registrationrejected', code: error.code, message: error.message, ...subject });
   }
 
   private onInvoke(message: InvokeFunction): void {

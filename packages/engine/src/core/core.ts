@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorBody, ErrorCode } from '@eng/protocol';
 import type { Logger } from '../log.ts';
-import { FunctionRegistry } from './functions.ts';
+import { type FunctionEntry, FunctionRegistry, reservedFunctionReason } from './functions.ts';
 import { Invoker } from './invoker.ts';
 import {
   type TriggerBinding,
@@ -18,6 +18,9 @@ export type WorkerEvent =
   | { event: 'worker_metadata_updated'; worker_id: string };
 
 export type BindResult = { ok: true; binding: TriggerBinding } | { ok: false; error: ErrorBody };
+
+/** A worker's registration the engine refused: it is not stored and the built-in keeps serving. */
+export type RegistrationResult = { ok: true } | { ok: false; error: ErrorBody };
 
 const ACK_TIMEOUT_MS = 10_000;
 
@@ -72,7 +75,7 @@ export class Core {
   disconnectWorker(workerId: string): void {
     const entry = this.workers.get(workerId);
     if (!entry) return;
-    for (const fn of this.functions.ownedBy(workerId)) this.functions.removeIfOwner(fn.id, workerId);
+    this.functions.removeOwner(workerId);
     this.invoker.workerGone(workerId);
     for (const binding of this.bindings.ownedBy(workerId)) void this.unbindTrigger(binding.id);
     for (const type of this.triggerTypes.providedBy(workerId)) {
@@ -105,16 +108,56 @@ export class Core {
     }
   }
 
+  // ── functions ────────────────────────────────────────────────────────────
+
+  /**
+   * A worker's `registerfunction`. Ids served by an engine module, and the built-in namespaces,
+   * are refused (a worker could otherwise intercept every `state::set`, and take the built-in
+   * away when it leaves). Another worker's id is taken over; see FunctionRegistry for the rule.
+   */
+  registerWorkerFunction(entry: FunctionEntry & { ownerWorkerId: string }): RegistrationResult {
+    const current = this.functions.get(entry.id);
+    const reason = reservedFunctionReason(entry.id, current);
+    if (reason) {
+      this.log.warn(`registration of function ${entry.id} by worker ${this.workerLabel(entry.ownerWorkerId)} refused: ${reason}`);
+      return { ok: false, error: { code: ErrorCode.ReservedId, message: reason } };
+    }
+    if (current && current.ownerWorkerId !== entry.ownerWorkerId) {
+      this.log.info(
+        `function ${entry.id} already registered by worker ${this.workerLabel(current.ownerWorkerId)}. Overwriting; it serves ${entry.id} again if worker ${this.workerLabel(entry.ownerWorkerId)} leaves first.`,
+      );
+    }
+    this.functions.set(entry);
+    return { ok: true };
+  }
+
+  /** A worker's name and id for log lines. */
+  private workerLabel(workerId: string | null): string {
+    if (!workerId) return 'engine';
+    const name = this.workers.nameOf(workerId);
+    return name ? `${name} (${workerId})` : workerId;
+  }
+
   // ── trigger types ────────────────────────────────────────────────────────
 
   /** Register (or replace) a trigger type's provider, then hand it every binding of that type (§2.3.5, §5.1). */
-  registerTriggerType(entry: TriggerTypeEntry): void {
+  registerTriggerType(entry: TriggerTypeEntry): RegistrationResult {
     const previous = this.triggerTypes.get(entry.id);
+    if (entry.provider.kind === 'worker' && (previous?.provider.kind === 'module' || entry.id.startsWith('engine::'))) {
+      // a worker taking over `http` or `state` would receive every binding of the built-in
+      const message =
+        previous?.provider.kind === 'module'
+          ? `trigger type "${entry.id}" is provided by the engine module ${previous.provider.moduleName}; a worker cannot register it (choose another id)`
+          : `trigger type "${entry.id}" is in the reserved "engine::" namespace; a worker cannot register it (choose another id)`;
+      this.log.warn(`registration of trigger type ${entry.id} by worker ${this.workerLabel(entry.provider.workerId)} refused: ${message}`);
+      return { ok: false, error: { code: ErrorCode.ReservedId, message } };
+    }
     if (previous && previous.provider.kind === 'worker' && entry.provider.kind === 'worker') {
       this.log.info(`trigger type ${entry.id} provider replaced`);
     }
     this.triggerTypes.set(entry);
     for (const binding of this.bindings.ofType(entry.id)) void this.deliver(binding, entry.provider);
+    return { ok: true };
   }
 
   /** spec §9 row 16: `unregistertriggertype` removes the type; its bindings are parked. */

@@ -28,27 +28,93 @@ export interface FunctionEntry {
   registeredAtMs: number;
 }
 
+/**
+ * Namespaces only engine modules may register functions in, even ids no module serves right now
+ * (a worker must not be able to claim `engine::queue::enqueue` because eng-queue is not loaded).
+ */
+export const RESERVED_FUNCTION_PREFIXES: readonly string[] = [
+  'engine::',
+  'eng::queue::',
+  'eng::durable::',
+  'eng::cron::',
+  'iii::queue::',
+  'iii::durable::',
+];
+
+/** Why a worker may not register `id`, or null when it may. */
+export function reservedFunctionReason(id: string, current: FunctionEntry | undefined): string | null {
+  if (current && current.ownerWorkerId === null) {
+    return `function id "${id}" is served by the engine${current.moduleName ? ` module ${current.moduleName}` : ''}; a worker cannot register it (choose another id)`;
+  }
+  const prefix = RESERVED_FUNCTION_PREFIXES.find((p) => id.startsWith(p));
+  if (prefix)
+    return `function id "${id}" is in the reserved "${prefix}" namespace of engine built-ins; a worker cannot register it (choose another id)`;
+  return null;
+}
+
 export class FunctionRegistry {
   private readonly functions = new Map<string, FunctionEntry>();
+  /**
+   * Worker registrations hidden by a later worker's registration of the same id, oldest first.
+   * When the current owner unregisters or leaves, the newest one still held comes back, so a
+   * rolling restart or a second replica never leaves the id unserved while someone offers it.
+   */
+  private readonly shadowed = new Map<string, FunctionEntry[]>();
   /** Bumped on every add/remove so `engine::functions-available` can tell cheaply whether the set changed. */
   version = 0;
   private readonly listeners = new Set<(change: { id: string; kind: 'added' | 'removed' }) => void>();
 
   set(entry: FunctionEntry): FunctionEntry | undefined {
     const previous = this.functions.get(entry.id);
+    this.dropShadow(entry.id, entry.ownerWorkerId);
+    if (previous && previous.ownerWorkerId !== null && previous.ownerWorkerId !== entry.ownerWorkerId) {
+      const stack = this.shadowed.get(entry.id) ?? [];
+      stack.push(previous);
+      this.shadowed.set(entry.id, stack);
+    }
     this.functions.set(entry.id, entry);
     this.version++;
     this.emit(entry.id, 'added');
     return previous;
   }
 
-  /** Remove `id` only if `ownerWorkerId` still owns it (spec §2.3.4 / §2.8: a newer owner survives). */
+  /**
+   * Remove `ownerWorkerId`'s registration of `id` (spec §2.3.4 / §2.8: only its owner's). When it
+   * was the serving one, the newest hidden registration of another worker serves the id again.
+   */
   removeIfOwner(id: string, ownerWorkerId: string | null): boolean {
     const entry = this.functions.get(id);
-    if (!entry || entry.ownerWorkerId !== ownerWorkerId) return false;
+    if (!entry || entry.ownerWorkerId !== ownerWorkerId) return this.dropShadow(id, ownerWorkerId);
+    const stack = this.shadowed.get(id);
+    const restored = stack?.pop();
+    if (stack && stack.length === 0) this.shadowed.delete(id);
+    if (restored) {
+      this.functions.set(id, restored);
+      this.version++;
+      this.emit(id, 'added');
+      return true;
+    }
     this.functions.delete(id);
     this.version++;
     this.emit(id, 'removed');
+    return true;
+  }
+
+  /** Every registration of a worker, serving or hidden (it disconnected). */
+  removeOwner(workerId: string): void {
+    for (const [id, stack] of [...this.shadowed]) {
+      if (stack.some((e) => e.ownerWorkerId === workerId)) this.dropShadow(id, workerId);
+    }
+    for (const entry of this.ownedBy(workerId)) this.removeIfOwner(entry.id, workerId);
+  }
+
+  private dropShadow(id: string, ownerWorkerId: string | null): boolean {
+    const stack = this.shadowed.get(id);
+    if (!stack) return false;
+    const kept = stack.filter((e) => e.ownerWorkerId !== ownerWorkerId);
+    if (kept.length === stack.length) return false;
+    if (kept.length === 0) this.shadowed.delete(id);
+    else this.shadowed.set(id, kept);
     return true;
   }
 

@@ -19,6 +19,12 @@ export interface InvokeOptions {
   invocationId?: string;
   /** Set for calls that came over the bus; injected into object payloads as `_caller_worker_id` (§2.3.9). */
   callerWorkerId?: string;
+  /**
+   * The worker an indirect call acts for (a queued message's or a publish's sender): injected as
+   * `_caller_worker_id` like `callerWorkerId`, but the call does not end when that worker leaves.
+   * With neither set, a `_caller_worker_id` in the payload is removed: no payload chooses a worker.
+   */
+  originWorkerId?: string;
   traceparent?: string;
   baggage?: string;
   metadata?: unknown;
@@ -143,11 +149,7 @@ export class Invoker {
     let invocationId = options.invocationId ?? randomUUID();
     if (this.pending.has(invocationId)) invocationId = randomUUID();
 
-    let payload = data === undefined ? null : data;
-    if (options.callerWorkerId && payload !== null && typeof payload === 'object' && !Array.isArray(payload)) {
-      // spec §2.3.9: overwrite whatever the client sent so a worker cannot spoof another's id
-      payload = { ...(payload as Record<string, unknown>), _caller_worker_id: options.callerWorkerId };
-    }
+    const payload = stampCaller(data === undefined ? null : data, options.callerWorkerId ?? options.originWorkerId);
 
     const call: CallRecord = {
       invocationId,
@@ -181,9 +183,6 @@ export class Invoker {
       this.finish(call, target, { ok: false, error: { code: ErrorCode.FunctionNotFound, message: `Function ${functionId} not found` } });
       return;
     }
-    const pending: Pending = { call, target };
-    this.pending.set(invocationId, pending);
-    executor.activeInvocations++;
     const frame: Record<string, unknown> = {
       type: 'invokefunction',
       invocation_id: invocationId,
@@ -193,13 +192,27 @@ export class Invoker {
     if (call.traceparent) frame.traceparent = call.traceparent;
     if (call.baggage) frame.baggage = call.baggage;
     if (options.metadata !== undefined && options.metadata !== null) frame.metadata = options.metadata;
-    if (!executor.peer.send(frame)) {
-      this.complete(invocationId, {
-        ok: false,
-        error: { code: ErrorCode.ChannelSendFailed, message: `Worker owning ${functionId} is not reachable` },
-      });
+    // the call counts (pending, the executor busy) only once its frame is out: a frame that cannot
+    // be written must answer the caller now, not leave a call nobody will ever complete
+    let sent = false;
+    let failure: string | undefined;
+    try {
+      sent = executor.peer.send(frame);
+    } catch (err) {
+      failure = (err as Error).message ?? String(err);
+    }
+    if (!sent) {
+      const error: ErrorBody =
+        failure === undefined
+          ? { code: ErrorCode.ChannelSendFailed, message: `Worker owning ${functionId} is not reachable` }
+          : { code: ErrorCode.SerializationError, message: `the call to ${functionId} could not be sent to its worker: ${failure}` };
+      this.log.warn(`call to ${functionId} not sent to worker ${executor.peer.id}: ${error.message}`);
+      this.finish(call, target, { ok: false, error });
       return;
     }
+    const pending: Pending = { call, target };
+    this.pending.set(invocationId, pending);
+    executor.activeInvocations++;
     if (options.timeoutMs) {
       pending.timer = setTimeout(() => this.complete(invocationId, timeoutOutcome(options.timeoutMs as number)), options.timeoutMs);
     }
@@ -211,7 +224,7 @@ export class Invoker {
         const result = await handler(payload, {
           invocationId: call.invocationId,
           functionId: call.functionId,
-          callerWorkerId: options.callerWorkerId,
+          callerWorkerId: options.callerWorkerId ?? options.originWorkerId,
           traceparent: call.traceparent,
           baggage: call.baggage,
           metadata: options.metadata,
@@ -259,11 +272,21 @@ export class Invoker {
     }
   }
 
-  /** A result frame arrived (from any connection: matching is by id only, §2.3.10). */
-  complete(invocationId: string, outcome: InvokeOutcome): boolean {
+  /**
+   * A call ended. `fromWorkerId` is the connection a result frame came from: unlike iii (§2.3.10,
+   * any connection may answer), only the worker the call was sent to may, or any worker that can
+   * read a pending span's `eng.invocation.id` could forge another's result.
+   */
+  complete(invocationId: string, outcome: InvokeOutcome, fromWorkerId?: string): boolean {
     const pending = this.pending.get(invocationId);
     if (!pending) {
       this.log.debug('result for unknown invocation dropped', { invocation_id: invocationId });
+      return false;
+    }
+    if (fromWorkerId !== undefined && pending.call.executorWorkerId !== fromWorkerId) {
+      this.log.warn(`result for ${pending.call.functionId} from worker ${fromWorkerId} dropped: the call was sent to another worker`, {
+        invocation_id: invocationId,
+      });
       return false;
     }
     this.pending.delete(invocationId);
@@ -341,6 +364,8 @@ export class Invoker {
     const outcome = await this.invoke(EngineFunction.QueueEnqueue, request, {
       traceparent: options.traceparent,
       baggage: options.baggage,
+      // the provider stamps the message's data with the real sender, as a direct call would be
+      originWorkerId: options.callerWorkerId ?? options.originWorkerId,
       span,
     });
     if (!outcome.ok) {
@@ -349,6 +374,20 @@ export class Invoker {
     }
     return { ok: true, result: { messageReceiptId } };
   }
+}
+
+/**
+ * spec §2.3.9: an object payload carries `_caller_worker_id` = the worker that made the call,
+ * overwriting whatever the sender put there so no worker can speak for another. Without a caller
+ * (HTTP, cron, triggers, engine internals) the key is removed, so data can never point
+ * `engine::workers::register` and friends at a worker. Other payloads pass unchanged.
+ */
+export function stampCaller(data: unknown, callerWorkerId: string | undefined): unknown {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return data;
+  if (callerWorkerId) return { ...(data as Record<string, unknown>), _caller_worker_id: callerWorkerId };
+  if (!Object.hasOwn(data, '_caller_worker_id')) return data;
+  const { _caller_worker_id: _spoofed, ...rest } = data as Record<string, unknown>;
+  return rest;
 }
 
 export function toErrorBody(err: unknown): ErrorBody {

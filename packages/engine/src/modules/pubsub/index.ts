@@ -49,12 +49,15 @@ export function pubsubModule(): EngineModule<PubSubConfig> {
       const topics = new Map<string, Map<string, string>>();
 
       // §2.3.6 / §5.5: subscribers get the raw data, as a void call without metadata
-      const deliver = ({ topic, data, traceparent, baggage }: PublishedEvent) => {
+      // `publisher`: the local worker that published, which subscribers see as `_caller_worker_id`
+      // (never one written in `data`); events from other engines have none here, so theirs is removed
+      const deliver = ({ topic, data, traceparent, baggage }: PublishedEvent, publisher?: string) => {
         const subscribers = topics.get(topic);
         if (!subscribers) return;
         const trace = {
           traceparent: typeof traceparent === 'string' ? traceparent : undefined,
           baggage: typeof baggage === 'string' ? baggage : undefined,
+          originWorkerId: publisher,
         };
         for (const functionId of subscribers.values()) {
           void ctx.invoke(functionId, data ?? null, trace).then((outcome) => {
@@ -66,7 +69,7 @@ export function pubsubModule(): EngineModule<PubSubConfig> {
 
       const adapter = ctx.config.adapter;
       if (adapter.name === 'redis') {
-        fanout = await RedisEventFanout.open<PublishedEvent>(adapter.config.redis_url, REDIS_CHANNEL, ctx.log, deliver);
+        fanout = await RedisEventFanout.open<PublishedEvent>(adapter.config.redis_url, REDIS_CHANNEL, ctx.log, (event) => deliver(event));
         ctx.log.info(`pub/sub shares topics through redis (${adapter.config.redis_url})`);
       }
 
@@ -91,7 +94,7 @@ export function pubsubModule(): EngineModule<PubSubConfig> {
           const event: PublishedEvent = { topic, data: data ?? null };
           if (info.traceparent) event.traceparent = info.traceparent;
           if (info.baggage) event.baggage = info.baggage;
-          deliver(event);
+          deliver(event, info.callerWorkerId);
           fanout?.publish(event);
           return undefined; // §4.6: publish has no result
         },
