@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { Model, Provider } from '../lib/chat/models.ts';
 import { onChatEvent } from './chat-live.ts';
+import { onLiveEvent } from './live.ts';
 import { chatKeys } from './chat-sessions.ts';
 import { callEngine, onEngineOpen } from './client.ts';
 
@@ -25,9 +26,12 @@ export function useModelCatalog() {
       if (e.type === 'models-changed' || e.type === 'providers-changed') refresh();
     });
     const offOpen = onEngineOpen(refresh);
+    // the router coming or going changes what the catalogue can be read from
+    const offLive = onLiveEvent((topic) => topic === 'functions' && refresh());
     return () => {
       off();
       offOpen();
+      offLive();
     };
   }, [queryClient]);
   const models = useQuery({

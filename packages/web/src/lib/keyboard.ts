@@ -22,6 +22,11 @@ export const SHORTCUTS: Shortcut[] = [
   { keys: '/', description: 'Focus the search box of the page', group: 'General' },
   { keys: 't', description: 'Toggle light / dark theme', group: 'General' },
   { keys: 'escape', description: 'Close dialogs and panels', group: 'General' },
+  // the chat page's keys (components/chat/chat-page.tsx, composer.tsx); listed while the chat stack is connected
+  { keys: 'Enter', description: 'Send the message (Shift+Enter: new line)', group: 'Chat' },
+  { keys: 'mod+.', description: 'Stop the answer while it streams (also Esc)', group: 'Chat' },
+  { keys: 'n', description: 'New conversation', group: 'Chat' },
+  { keys: '@', description: 'Mention a function (↑ ↓, Enter to pick)', group: 'Chat' },
 ];
 
 /** The overlay's full list: the general keys, `g <key>` for every page shown, ⌘/Ctrl + 1…9. */

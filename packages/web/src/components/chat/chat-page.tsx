@@ -165,6 +165,11 @@ export function ChatPage() {
   };
 
   useKeydown((e) => {
+    if ((e.metaKey || e.ctrlKey) && e.key === '.' && running) {
+      e.preventDefault();
+      stop();
+      return;
+    }
     if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey) return;
     if (e.key === 'Escape' && running && !document.querySelector('[role="dialog"]')) {
       e.preventDefault();

@@ -7,7 +7,8 @@ import { updateChatPrefs, useChatPrefs } from '../../lib/chat/prefs.ts';
 export function useChatModel() {
   const prefs = useChatPrefs();
   const { models, providers } = useModelCatalog();
-  const offline = models.isError && !models.data;
+  // the latest read failed (router gone or unreachable): the static fallback list, not stale data
+  const offline = models.isError;
   const groups = useMemo(() => groupModels(offline ? undefined : models.data, providers.data), [offline, models.data, providers.data]);
   const available = useMemo(() => groups.flatMap((g) => g.models), [groups]);
   const selected: Model | undefined = useMemo(() => {

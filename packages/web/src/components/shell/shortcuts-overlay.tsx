@@ -10,7 +10,7 @@ export function ShortcutsOverlay({ open, onClose }: { open: boolean; onClose: ()
   const flowEnabled = useFlowEnabled();
   const presence = usePresence();
   const pages = PAGES.filter((p) => (!p.flowOnly || flowEnabled) && (!p.presence || presence[p.presence]));
-  const shortcuts = allShortcuts(pages, NUMBER_JUMPS);
+  const shortcuts = allShortcuts(pages, NUMBER_JUMPS).filter((s) => s.group !== 'Chat' || presence.chat);
   const groups = [...new Set(shortcuts.map((s) => s.group))];
   return (
     <Dialog open={open} onClose={onClose} title="Keyboard shortcuts" labelledBy="shortcuts-title" className="max-w-3xl">
