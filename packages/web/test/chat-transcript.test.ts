@@ -20,7 +20,7 @@ const assistant = (id: string, text: string, revision: number, extra: Partial<No
   revision,
   message: { role: 'assistant', content: [{ type: 'text', text }], ...extra },
 });
-const texts = (entries: Entry[]) => entries.map((e) => (e.message?.content[0] as { text: string }).text);
+const texts = (entries: Entry[]) => entries.map((e) => (e.message?.content[0] as { text: string } | undefined)?.text);
 
 describe('revision reconciliation', () => {
   it('keeps the highest revision of an entry whatever the order events arrive in', () => {

@@ -2,9 +2,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { Model, Provider } from '../lib/chat/models.ts';
 import { onChatEvent } from './chat-live.ts';
-import { onLiveEvent } from './live.ts';
 import { chatKeys } from './chat-sessions.ts';
 import { callEngine, onEngineOpen } from './client.ts';
+import { onLiveEvent } from './live.ts';
 
 /**
  * The model catalogue (seed 2.9 "Model picker", console-worker.md §2.4–2.5): `router::models::list`
