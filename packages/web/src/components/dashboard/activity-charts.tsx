@@ -46,7 +46,7 @@ export function ActivityCharts() {
               <Activity size={14} className="text-accent" /> Invocation rate
             </span>
           }
-          description={`per second, last 15 minutes · ${countOf(recentInvocations, 'call')}`}
+          description={`per second, last 15 minutes${metrics.data ? ` · ${countOf(recentInvocations, 'call')}` : ''}`}
           actions={
             m ? <span className="text-[12px] text-muted tabular-nums">p95 {formatDuration(m.performance.p95_duration_ms)}</span> : null
           }
@@ -66,7 +66,7 @@ export function ActivityCharts() {
               <TriangleAlert size={14} className="text-bad" /> Errors
             </span>
           }
-          description={`per ${INTERVAL_S} s, last 15 minutes · ${formatCount(recentErrors)} failed`}
+          description={`per ${INTERVAL_S} s, last 15 minutes${metrics.data ? ` · ${formatCount(recentErrors)} failed` : ''}`}
           actions={
             m ? (
               <span className="text-[12px] text-muted tabular-nums">

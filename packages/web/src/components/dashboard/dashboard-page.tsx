@@ -11,6 +11,7 @@ import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
 import { isProcessWorker, useWorkers } from '../../api/workers.ts';
 import { formatCount, formatTime, pluralize } from '../../lib/format.ts';
 import { KIND_LABEL, kindOf } from '../../lib/trigger-kind.ts';
+import { LoadingNote } from '../shell/loading-note.tsx';
 import { Card, CardHeader } from '../ui/card.tsx';
 import { cn } from '../ui/cn.ts';
 import { EmptyState } from '../ui/empty-state.tsx';
@@ -70,7 +71,7 @@ export function DashboardPage() {
             icon={Zap}
             to="/triggers"
             value={triggers.data ? userTriggers.length : undefined}
-            sub={triggerKinds || 'none bound yet'}
+            sub={triggers.data ? triggerKinds || 'none bound yet' : undefined}
             loading={triggers.isPending && !down}
           />
           <Counter
@@ -143,6 +144,8 @@ function isMissingModule(error: unknown): boolean {
 }
 
 function FlowLoading() {
+  // no spinner that turns forever while the engine is out of reach
+  if (useEngineDown()) return <LoadingNote what="the application flow" className="h-[260px]" />;
   return (
     <div className="flex h-[260px] items-center justify-center gap-2 text-[13px] text-muted">
       <Spinner /> Drawing the flow…
@@ -226,7 +229,9 @@ function TopFunctions({ userFunctions }: { userFunctions: Set<string> }) {
   return (
     <Card>
       <CardHeader title="Busiest functions" description="Invocations since the engine started" />
-      {top.length === 0 ? (
+      {!metrics.data && !metrics.isError ? (
+        <LoadingNote what="invocation counts" />
+      ) : top.length === 0 ? (
         <EmptyState title="No invocations yet" compact>
           Invoke a function from the Functions page, or call one of its HTTP routes, and it shows up here.
         </EmptyState>

@@ -1,6 +1,7 @@
 import { getRouteApi } from '@tanstack/react-router';
 import { ArrowUp, Download, Pause, Play, ScrollText, SearchX, Trash2 } from 'lucide-react';
 import { useEffect, useRef, useState } from 'react';
+import { connectionState } from '../../api/client.ts';
 import { useEngineHealth } from '../../api/health.ts';
 import { exportLogs, type LogFilters, useClearLogs, useLogSources, useLogsHead, useSeverityCounts } from '../../api/logs.ts';
 import { formatCount } from '../../lib/format.ts';
@@ -16,13 +17,19 @@ import { LogSources, LogSourcesStrip } from './log-sources.tsx';
 const route = getRouteApi('/logs');
 const TAIL_MS = 1500;
 
+/** The snapshot the page read last, kept across visits for outages. */
+let lastSnapshot: { filters: string; asOf: number } | undefined;
+
 /** Logs (seed 2.7): newest first, filters in the URL, live tail with pause, source breakdown, a Clear that clears. */
 export function LogsPage() {
   const filters = route.useSearch();
   const navigate = route.useNavigate();
   const scrollRef = useRef<HTMLDivElement>(null);
   const [live, setLive] = useState(true);
-  const [asOf, setAsOf] = useState(() => Date.now());
+  // a page opened again while the engine is down shows the snapshot it read last (issue 19 §5)
+  const [asOf, setAsOf] = useState(() =>
+    connectionState().status !== 'open' && lastSnapshot?.filters === JSON.stringify(filters) ? lastSnapshot.asOf : Date.now(),
+  );
   const [list, setList] = useState<LogListState>({ total: undefined, atTop: true, newest: undefined });
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const [confirmClear, setConfirmClear] = useState(false);
@@ -35,6 +42,10 @@ export function LogsPage() {
     setSnapshotFor(filtersKey);
     setAsOf(Date.now());
   }
+
+  useEffect(() => {
+    lastSnapshot = { filters: filtersKey, asOf };
+  }, [filtersKey, asOf]);
 
   const head = useLogsHead(filters, live ? TAIL_MS : false);
   const health = useEngineHealth(30_000);

@@ -17,7 +17,7 @@ export function LoadingNote({ what, className }: { what: string; className?: str
       {down ? (
         <>
           <CloudOff size={15} className="text-warn" aria-hidden="true" />
-          Engine unreachable: {what} load as soon as it is back.
+          Engine unreachable: {what} will load when the engine is back.
         </>
       ) : (
         <>
