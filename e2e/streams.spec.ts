@@ -79,7 +79,7 @@ test('the monitor shows an event published during the test over /ws/streams; tab
 });
 
 test('without /ws/streams the monitor falls back to stream triggers bound from the browser', async ({ page, consoleUrl, stack }) => {
-  // a server that does not proxy the streams socket (the console worker serves only /ws)
+  // a server that does not proxy the streams socket (another console in front of the engine)
   await page.routeWebSocket(
     (url) => url.pathname.endsWith('/ws/streams'),
     (ws) => ws.close({ code: 1011, reason: 'no streams socket on this server' }),
@@ -111,15 +111,22 @@ test('without /ws/streams the monitor falls back to stream triggers bound from t
   await page.screenshot({ path: `${ARTIFACTS}streams-light.png` });
 });
 
-test('served by the console worker (only /ws), the monitor hears stream events through triggers', async ({ page, stack }) => {
+test('served by the console worker, the monitor hears stream events over the streams socket it proxies', async ({ page, stack }) => {
   ensureBundle();
-  const cw = await startConsoleWorker(['--http-port', '0', '--url', stack.engine.busUrl]);
+  const cw = await startConsoleWorker([
+    '--http-port',
+    '0',
+    '--url',
+    stack.engine.busUrl,
+    '--engine-streams-url',
+    `ws://127.0.0.1:${stack.engine.ports.STREAMS}`,
+  ]);
   try {
     await gotoPage(page, cw.base, '/streams');
-    await expect(page.getByTestId('monitor-transport')).toHaveAttribute('data-transport', 'triggers');
+    await expect(page.getByTestId('monitor-transport')).toHaveAttribute('data-transport', 'socket');
     await streamRow(page, 'orders', 'live').getByTestId('stream-subscribe').click();
-    await expect(message(page, 'bind')).toHaveCount(1);
-    await page.waitForTimeout(300); // the binding reaches the engine
+    await expect(message(page, 'join')).toHaveCount(1);
+    await expect(message(page, 'sync')).toHaveCount(1);
     const order = await createOrder(stack, { sku: `CW-${randomTag()}` });
     await expect(message(page, 'create', order.id)).toHaveCount(1);
   } finally {
