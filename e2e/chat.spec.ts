@@ -94,7 +94,9 @@ test('a conversation: created, streamed Markdown with code, titled from the firs
   const second = await page.getByTestId('conversation').first().getAttribute('data-session-id');
   expect(second).not.toBe(first);
   await page.locator(`[data-testid="conversation"][data-session-id="${first}"] button`).first().click();
+  chat.openai.turn({ text: 'Again, here.' });
   await send(page, 'and again');
+  await expect(assistant(page).last()).toContainText('Again, here.');
   await idle(page);
   await expect(page.getByTestId('conversation').first()).toHaveAttribute('data-session-id', first as string);
 

@@ -102,8 +102,10 @@ export function Composer({
       return;
     }
     if (!canSend || (!trimmed && attachments.length === 0)) return;
+    // cleared at once (the message shows optimistically); put back if the send fails
+    setText('');
     const sent = await onSend(trimmed);
-    if (sent) setText('');
+    if (!sent) setText((current) => current || text);
   };
 
   const onKeyDown = (e: React.KeyboardEvent<HTMLTextAreaElement>) => {

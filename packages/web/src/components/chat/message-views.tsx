@@ -44,6 +44,24 @@ function FileChip({ name, detail, error }: { name: string; detail?: string; erro
   );
 }
 
+const CLAMP = 1200;
+
+/** A long message (a pasted document) shows its beginning until expanded. */
+function UserText({ text }: { text: string }) {
+  const [open, setOpen] = useState(false);
+  const long = text.length > CLAMP;
+  return (
+    <div className="whitespace-pre-wrap break-words">
+      <Mentioned text={long && !open ? `${text.slice(0, CLAMP).trimEnd()}…` : text} />
+      {long ? (
+        <button type="button" onClick={() => setOpen((v) => !v)} className="mt-1 block cursor-pointer text-xs text-accent hover:underline">
+          {open ? 'Show less' : `Show all (${text.length.toLocaleString()} characters)`}
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
 export const UserMessage = memo(function UserMessage({ blocks, queued }: { blocks: Block[]; queued?: boolean }) {
   const texts: string[] = [];
   const files: Array<{ name: string; detail?: string; error?: string }> = [];
@@ -86,11 +104,7 @@ export const UserMessage = memo(function UserMessage({ blocks, queued }: { block
             ))}
           </div>
         ) : null}
-        {texts.length ? (
-          <div className="whitespace-pre-wrap break-words">
-            <Mentioned text={texts.join('\n')} />
-          </div>
-        ) : null}
+        {texts.length ? <UserText text={texts.join('\n')} /> : null}
         {queued ? <p className="text-[11px] text-muted">sent while the previous step streamed</p> : null}
       </div>
     </div>
