@@ -178,6 +178,14 @@ test('served by a console worker started by hand: its own settings and flags, co
     await expect(value(versions, 'Engine')).toHaveText(`v${health.version}`);
     await expect(value(page.getByTestId('config-otel'), 'Console traces')).toHaveText('none (the console worker exports no traces)');
 
+    // Flow is off on this worker: the page names the worker's own key and flag, not eng-console's
+    await page.goto(`${cw.base}/#/flow`);
+    await expect(page.getByText('The Flow page is off')).toBeVisible();
+    await expect(page.locator('main')).toContainText('enable_flow: true');
+    await expect(page.locator('main')).toContainText('--enable-flow');
+    await expect(page.locator('main')).not.toContainText('eng-console --enable-flow');
+    await expect(page.locator('main')).not.toContainText('/_console/config');
+
     // the Triggers page's HTTP test goes through this server too
     await page.goto(`${cw.base}/#/triggers?type=http`);
     await page.locator('[data-trigger-id]', { hasText: 'orders::list' }).click();
