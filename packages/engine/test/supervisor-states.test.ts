@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
+import { ENG_CLI, type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
 import type { SupervisedState } from '../src/supervisor/supervisor.ts';
 
@@ -84,5 +85,25 @@ describe('supervisor: the states engine::supervisor::list reports', () => {
     const state = await one('crasher');
     const log = readFileSync(state?.logFile as string, 'utf8');
     expect(log).toContain(`crasher: http=http://127.0.0.1:${engine.ports.HTTP} streams=ws://127.0.0.1:${engine.ports.STREAMS}`);
+  });
+
+  it('eng worker list says which configured workers fail to launch or crash-loop, and why', async () => {
+    await waitFor(async () => (await one('crasher'))?.status === 'crash_loop', 20_000);
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'list', '-c', engine.configPath, ...args], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+    const json = JSON.parse(run(['--json']).stdout) as { workers: Array<{ name: string; status?: string; error?: string }> };
+    expect(json.workers.find((w) => w.name === 'missing-binary')).toMatchObject({
+      status: 'failed_to_launch',
+      error: expect.stringContaining('ENOENT'),
+    });
+    expect(json.workers.find((w) => w.name === 'crasher')).toMatchObject({ status: 'crash_loop' });
+    const text = run([]).stdout;
+    expect(text).toMatch(/missing-binary\s+worker\s+failed\s+failed to launch \/nonexistent\/bin\/worker: ENOENT/);
+    expect(text).toMatch(/not-a-known-worker\s+worker\s+failed\s+no command given/);
+    expect(text).toMatch(/crasher\s+worker\s+(crash loop|running)/);
   });
 });

@@ -156,7 +156,16 @@ export function registerWorkerCommands(program: Command): void {
           description: module ? 'built-in module' : (findCatalogEntry(w.name)?.description ?? (w.command ? `command: ${w.command}` : '')),
           // a module runs inside the engine; a worker runs when the engine's supervisor says so
           running: states === null ? false : module ? true : !!state?.running,
-          ...(state ? { pid: state.pid, restarts: state.restarts, url: state.url, log_file: state.logFile } : {}),
+          ...(state
+            ? {
+                pid: state.pid,
+                restarts: state.restarts,
+                url: state.url,
+                log_file: state.logFile,
+                ...(state.status ? { status: state.status } : {}),
+                ...(state.error ? { error: state.error } : {}),
+              }
+            : {}),
         };
       });
       if (options.json) {
@@ -169,9 +178,23 @@ export function registerWorkerCommands(program: Command): void {
       process.stdout.write(states === null ? `engine not running (nothing answered at ${busUrl})\n` : `engine running at ${busUrl}\n`);
       if (rows.length === 0) process.stdout.write('no workers configured; add one with `eng worker add <name>`\n');
       for (const row of rows) {
-        const plain = states === null ? '' : row.running ? 'running' : 'stopped';
-        const status = (row.running ? pc.green : pc.yellow)(plain.padEnd(8));
-        const detail = 'pid' in row && row.running ? `pid ${row.pid}${row.url ? `  ${row.url}` : ''}` : row.description;
+        // a worker that is not running says why: crash loop, failed to launch (engine::supervisor::list)
+        const why =
+          'status' in row && row.status === 'crash_loop'
+            ? 'crash loop'
+            : 'status' in row && row.status === 'failed_to_launch'
+              ? 'failed'
+              : '';
+        const plain = states === null ? '' : row.running ? 'running' : why || 'stopped';
+        const status = (row.running ? pc.green : why ? pc.red : pc.yellow)(plain.padEnd(10));
+        const detail =
+          'pid' in row && row.running
+            ? `pid ${row.pid}${row.url ? `  ${row.url}` : ''}`
+            : 'error' in row && row.error
+              ? row.error
+              : 'restarts' in row && row.restarts
+                ? `${row.description ? `${row.description}; ` : ''}${row.restarts} restarts, log ${row.log_file}`
+                : row.description;
         process.stdout.write(`  ${row.name.padEnd(22)} ${row.kind.padEnd(7)} ${plain ? `${status} ` : ''}${pc.dim(detail)}\n`);
       }
     });
