@@ -15,8 +15,9 @@ export interface ConsoleWorkerStatus {
 
 export const consoleStatusKeys = { all: ['console-status'] as const };
 
-export function useConsoleStatus() {
+export function useConsoleStatus(enabled = true) {
   return useQuery({
+    enabled,
     queryKey: consoleStatusKeys.all,
     queryFn: async (): Promise<ConsoleWorkerStatus | null> => {
       try {

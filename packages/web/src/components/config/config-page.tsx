@@ -34,7 +34,7 @@ export function ConfigPage() {
   const isWorker = kind === 'console-worker';
   const flags = flagsFor(kind);
   // the console worker's own word on the engine (seed 2.10), next to what this server answers
-  const status = useConsoleStatus();
+  const status = useConsoleStatus(isWorker);
   const commandLine = c ? commandLineOf(c) : '';
   const hint = (flag: string, key: 'engine_http_url' | 'engine_streams_url') =>
     isWorker ? [flag, sourceLabel(c?.sources?.[key])].filter(Boolean).join(' — ') : flag;
