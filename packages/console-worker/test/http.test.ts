@@ -111,15 +111,7 @@ describe('console worker HTTP routes (seed 4.2)', () => {
   });
 
   it('answers 404 for anything else, 405 for other methods and 426 for /ws without an upgrade', async () => {
-    for (const path of [
-      '/index.html',
-      '/nope',
-      '/assets/',
-      '/assets/missing-abc123.js',
-      '/_consolex',
-      '/ws/other',
-      '/../package.json',
-    ]) {
+    for (const path of ['/index.html', '/nope', '/assets/', '/assets/missing-abc123.js', '/_consolex', '/ws/other', '/../package.json']) {
       const res = await fetch(`${worker.base}${path}`);
       expect(res.status, path).toBe(404);
       expect(await res.text()).toBe('not found\n');
