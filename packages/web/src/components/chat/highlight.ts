@@ -38,3 +38,26 @@ export function highlight(code: string, language: string | undefined): string | 
     return undefined;
   }
 }
+
+/**
+ * Compile the grammars ahead of the first code block, one language per idle callback: highlight.js
+ * compiles a grammar on its first use, which for TypeScript is a long task in the middle of a
+ * streaming answer otherwise.
+ */
+export function warmUpHighlighter(languages: readonly string[], done?: () => void): void {
+  const queue = [...languages];
+  const idle: (cb: () => void) => void =
+    typeof window !== 'undefined' && 'requestIdleCallback' in window
+      ? (cb) => window.requestIdleCallback(cb, { timeout: 2000 })
+      : (cb) => setTimeout(cb, 30);
+  const next = () => {
+    const language = queue.shift();
+    if (!language) {
+      done?.();
+      return;
+    }
+    highlight('x', language);
+    idle(next);
+  };
+  idle(next);
+}

@@ -3,7 +3,7 @@ import ReactMarkdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import { splitBlocks } from '../../lib/chat/markdown-blocks.ts';
 import { CopyButton } from '../ui/copy-button.tsx';
-import { highlight } from './highlight.ts';
+import { highlight, warmUpHighlighter } from './highlight.ts';
 import './rich.css';
 
 /**
@@ -78,6 +78,19 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
     </div>
   );
 });
+
+// warm the parser and the grammars while the user reads or types, not while an answer streams;
+// `data-chat-rich="ready"` on <html> says it is done (the performance test waits for it)
+if (typeof document !== 'undefined') {
+  const idle = (cb: () => void) =>
+    'requestIdleCallback' in window ? window.requestIdleCallback(cb, { timeout: 2000 }) : setTimeout(cb, 30);
+  idle(() => {
+    ReactMarkdown({ children: '# a\n\n**b** `c` [d](e)\n\n- f\n\n| g |\n|---|\n| h |\n\n```json\n{}\n```', remarkPlugins });
+    warmUpHighlighter(['json', 'typescript', 'javascript', 'bash', 'python', 'yaml'], () => {
+      document.documentElement.dataset.chatRich = 'ready';
+    });
+  });
+}
 
 function stringify(value: unknown): string {
   if (typeof value === 'string') return value;

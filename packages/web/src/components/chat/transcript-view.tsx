@@ -14,7 +14,7 @@ import { AssistantText, CompactionMarker, StopNotice, Thought, UserMessage } fro
 
 function estimate(item: ViewItem | undefined): number {
   if (!item) return 60;
-  if (item.kind === 'text') return 40 + Math.min(1200, Math.ceil(item.text.length / 90) * 22 + (item.text.split('```').length - 1) * 40);
+  if (item.kind === 'text') return (item.text.startsWith('```') ? 48 : 8) + Math.ceil(item.text.length / 90) * 22;
   if (item.kind === 'calls') return 48 * item.calls.length + (item.calls.length > 1 ? 34 : 0);
   if (item.kind === 'user') return 64;
   return 44;
@@ -65,19 +65,31 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
   }, [sessionId]);
 
   const total = virtualizer.getTotalSize();
-  // while at the end, stay there as rows arrive, stream or get measured taller
+  // while at the end, stay there as rows arrive, stream or get measured taller: once per frame,
+  // in the frame's own layout (a scroll in the commit would force a second layout per update)
+  const frame = useRef(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-run when the content grows
   useLayoutEffect(() => {
-    if (atEnd.current) toEnd();
+    if (!atEnd.current || frame.current) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      if (atEnd.current) toEnd();
+    });
   }, [items, total, toEnd]);
+  useEffect(() => () => cancelAnimationFrame(frame.current), []);
 
   useEffect(() => {
     const el = scroller.current;
     if (!el) return;
+    let last = el.scrollTop;
+    // content growing below moves the end away without a scroll up: only the user leaving the end
+    // (scrolling up) stops the following, and reaching the end again resumes it
     const onScroll = () => {
       const end = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
-      atEnd.current = end;
-      setShowJump(!end);
+      if (end) atEnd.current = true;
+      else if (el.scrollTop < last - 1) atEnd.current = false;
+      last = el.scrollTop;
+      setShowJump(!atEnd.current);
     };
     el.addEventListener('scroll', onScroll, { passive: true });
     return () => el.removeEventListener('scroll', onScroll);
@@ -86,7 +98,13 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
   const rows = virtualizer.getVirtualItems();
   return (
     <div className="relative min-h-0 flex-1">
-      <div ref={scroller} className="h-full overflow-y-auto" data-testid="chat-transcript" style={{ overflowAnchor: 'none' }}>
+      <div
+        ref={scroller}
+        className="h-full overflow-y-auto"
+        data-testid="chat-transcript"
+        // sized by the page, never by its rows: a growing answer lays out and paints inside it only
+        style={{ overflowAnchor: 'none', contain: 'strict' }}
+      >
         <div className="relative mx-auto w-full max-w-3xl px-4" style={{ height: total }}>
           {rows.map((row) => {
             const item = items[row.index];
@@ -97,8 +115,8 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
                 data-index={row.index}
                 data-kind={item.kind}
                 ref={virtualizer.measureElement}
-                className="absolute inset-x-4 pb-3"
-                style={{ transform: `translateY(${row.start}px)` }}
+                className={item.kind === 'text' && item.more ? 'absolute inset-x-4 pb-2' : 'absolute inset-x-4 pb-3'}
+                style={{ transform: `translateY(${row.start}px)`, contain: 'layout style' }}
               >
                 <Row item={item} sessionId={sessionId} />
               </div>

@@ -1,3 +1,4 @@
+import { splitBlocks } from './markdown-blocks.ts';
 import { type Block, compactionOf, type Entry, textOf } from './transcript.ts';
 
 /**
@@ -5,7 +6,9 @@ import { type Block, compactionOf, type Entry, textOf } from './transcript.ts';
  * split into segments `<entry_id>:<block index>` — thinking → thought, text → assistant text,
  * function_call → a function card whose result comes from the function_result entry of the same
  * call id; consecutive cards are grouped; stop reasons length / error / aborted add a notice; a
- * `compaction` custom entry is a marker.
+ * `compaction` custom entry is a marker. Assistant text is cut further into its Markdown blocks,
+ * one row each: a long or streaming answer keeps only the blocks on screen in the DOM, and a
+ * streaming answer changes (and re-measures) only its last row.
  */
 
 export type CallState = 'streaming' | 'pending' | 'running' | 'done' | 'error' | 'cancelled';
@@ -26,7 +29,14 @@ export interface CallView {
 
 export type ViewItem =
   | { kind: 'user'; key: string; entryId: string; blocks: Block[]; queued?: boolean }
-  | { kind: 'text'; key: string; entryId: string; text: string; streaming: boolean }
+  | {
+      kind: 'text';
+      key: string;
+      entryId: string;
+      text: string;
+      streaming: boolean /** More blocks of the same text follow. */;
+      more: boolean;
+    }
   | { kind: 'thought'; key: string; entryId: string; text: string; streaming: boolean }
   | { kind: 'calls'; key: string; calls: CallView[] }
   | { kind: 'compaction'; key: string; entryId: string; summary: string; tokensBefore: number }
@@ -113,6 +123,19 @@ function unresolvedTarget(raw: string): string {
   return match?.[1] ? match[1] : 'unresolved target';
 }
 
+const blockCache = new Map<string, string[]>();
+
+/** Markdown blocks of a text, cached (the same texts are cut again on every update of a conversation). */
+function blocksOf(text: string): string[] {
+  const known = blockCache.get(text);
+  if (known) return known;
+  const blocks = splitBlocks(text);
+  const out = blocks.length ? blocks : [text];
+  if (blockCache.size > 5000) blockCache.clear();
+  blockCache.set(text, out);
+  return out;
+}
+
 export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem[] {
   const resultsById = new Map<string, ResultInfo>();
   for (const entry of entries) {
@@ -148,8 +171,13 @@ export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem
     const streaming = ctx.turnActive && entry.entry_id === lastAssistant && !m.stop_reason;
     m.content.forEach((block, index) => {
       const key = `${entry.entry_id}:${index}`;
-      if (block.type === 'text' && block.text) items.push({ kind: 'text', key, entryId: entry.entry_id, text: block.text, streaming });
-      else if (block.type === 'thinking' && block.text)
+      if (block.type === 'text' && block.text) {
+        const parts = blocksOf(block.text);
+        parts.forEach((text, j) => {
+          const last = j === parts.length - 1;
+          items.push({ kind: 'text', key: `${key}:${j}`, entryId: entry.entry_id, text, streaming: streaming && last, more: !last });
+        });
+      } else if (block.type === 'thinking' && block.text)
         items.push({ kind: 'thought', key, entryId: entry.entry_id, text: block.text, streaming });
       else if (block.type === 'function_call') pushCall(callView(key, block, resultsById.get(block.id), ctx));
     });
@@ -190,8 +218,9 @@ export function sameItem(a: ViewItem, b: ViewItem): boolean {
     case 'user':
       return b.kind === 'user' && a.blocks === b.blocks && a.queued === b.queued;
     case 'text':
+      return b.kind === 'text' && a.text === b.text && a.streaming === b.streaming && a.more === b.more;
     case 'thought':
-      return (b.kind === 'text' || b.kind === 'thought') && a.text === b.text && a.streaming === b.streaming;
+      return b.kind === 'thought' && a.text === b.text && a.streaming === b.streaming;
     case 'calls':
       return b.kind === 'calls' && a.calls.length === b.calls.length && a.calls.every((c, i) => sameCall(c, b.calls[i] as CallView));
     case 'compaction':
