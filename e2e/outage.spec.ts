@@ -3,6 +3,7 @@ import { ensureEmbeddedBundle } from '../packages/console-worker/scripts/build-b
 import { type WorkerProcess as ConsoleWorker, startWorker as startConsoleWorker } from '../packages/console-worker/test/helpers.ts';
 import { type EngineProcess, startEngine } from '../test/harness.ts';
 import { createOrder, randomTag } from './fixtures/engine-client.ts';
+import { startLaunchedStack } from './fixtures/launched-stack.ts';
 import {
   type ConsoleProcess,
   consoleArgsFor,
@@ -62,7 +63,7 @@ const PAGES: Array<{ label: string; path: string; data: (page: Page) => Locator 
   { label: 'Dashboard', path: '/', data: (p) => p.getByTestId('counter-functions').locator('[data-value]') },
   { label: 'Functions', path: '/functions', data: (p) => p.locator('[data-function-id="orders::create"]') },
   { label: 'Triggers', path: '/triggers', data: (p) => p.locator('[data-trigger-id]', { hasText: 'POST /orders' }) },
-  { label: 'Workers', path: '/workers', data: (p) => p.getByRole('list', { name: 'Workers' }).getByText('orders', { exact: true }) },
+  { label: 'Workers', path: '/workers', data: (p) => p.getByRole('list', { name: 'Workers', exact: true }).getByText('orders', { exact: true }) },
   { label: 'States', path: '/states', data: (p) => p.getByTestId('state-group').filter({ hasText: 'orders' }).first() },
   { label: 'Streams', path: '/streams', data: (p) => p.locator('[data-testid="stream-row"][data-stream="orders"]').first() },
   { label: 'Queues', path: '/queues', data: (p) => p.locator('[data-testid="queue-row"][data-name="fulfilment"]') },
@@ -169,5 +170,43 @@ for (const server of ['console worker', 'eng-console'] as const) {
     await expect.poll(() => counterValue(page, 'functions'), { timeout: 20_000 }).toBeGreaterThanOrEqual(7);
     await nav(page).getByRole('link', { name: 'Functions', exact: true }).click();
     await expect(PAGES[1]?.data(page) as Locator).toBeVisible();
+  });
+}
+
+// `npm start`: the engine stops the workers it launched before it closes its bus, so the UI hears
+// them leave first; the lists it keeps for the outage must still be the ones from before
+for (const server of ['console worker', 'eng-console'] as const) {
+  test(`${server}: an engine that stops its own workers first still leaves every list as it was`, async ({ page }) => {
+    const ls = await startLaunchedStack();
+    const eng = server === 'eng-console' ? await startConsole([...consoleArgsFor(ls.engine), '--no-otel']) : undefined;
+    try {
+      const url = eng?.url ?? ls.consoleUrl;
+      await gotoPage(page, url, '/');
+      await expect.poll(() => counterValue(page, 'functions')).toBeGreaterThanOrEqual(7);
+      for (const label of ['Functions', 'Workers']) {
+        await nav(page).getByRole('link', { name: label, exact: true }).click();
+        await expect(PAGES.find((p) => p.label === label)?.data(page) as Locator).toBeVisible();
+      }
+      await ls.engine.stop();
+      await expect(page.getByTestId('stale-marker')).toHaveText(STALE, { timeout: 15_000 });
+      await page.waitForTimeout(1000); // past any refetch the shutdown set off
+      for (const label of ['Functions', 'Workers', 'Dashboard']) {
+        await nav(page).getByRole('link', { name: label, exact: true }).click();
+        await expect(page.getByTestId('stale-marker')).toHaveText(STALE);
+        for (const text of MISLEADING) await expect(page.locator('main')).not.toContainText(text);
+        const data = PAGES.find((p) => p.label === label)?.data(page) as Locator;
+        await expect(data).toBeVisible();
+      }
+      expect(await counterValue(page, 'functions')).toBeGreaterThanOrEqual(7);
+      expect(await counterValue(page, 'workers')).toBeGreaterThanOrEqual(1);
+
+      // the engine comes back (and relaunches the console worker on the same port): no reload needed
+      await ls.engine.restart();
+      await expect(page.getByTestId('stale-marker')).toHaveCount(0, { timeout: 30_000 });
+      await expect.poll(() => counterValue(page, 'functions'), { timeout: 30_000 }).toBeGreaterThanOrEqual(7);
+    } finally {
+      await eng?.stop();
+      await ls.stop();
+    }
   });
 }

@@ -1,9 +1,11 @@
+import { QueryClient } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
 import type { ConnectionState } from '../src/api/client.ts';
 import type { ConsoleConfig } from '../src/api/console-config.ts';
 import { serverKindOf } from '../src/api/console-config.ts';
 import { FIRST_CONNECT_GRACE_MS, isEngineDown, staleLabel } from '../src/api/outage.ts';
 import { consumersOf, type QueueTopic, type TopicStats } from '../src/api/queues.ts';
+import { BURST_MS, createShutdownRollback } from '../src/api/shutdown-rollback.ts';
 import { describeExit, statusOf } from '../src/api/supervisor.ts';
 import { commandLineOf, flagsFor } from '../src/lib/console-flags.ts';
 import { countOf, pluralize } from '../src/lib/format.ts';
@@ -134,5 +136,48 @@ describe('the ? overlay documents every shortcut (issue 19 §11)', () => {
     expect(all.find((s) => s.keys === 'mod+7')?.description).toBe('Jump to Dead letters');
     for (const page of PAGES) expect(all.some((s) => s.keys === `g ${page.key}` && s.description === `Go to ${page.label}`)).toBe(true);
     expect(new Set(all.map((s) => s.keys)).size).toBe(all.length);
+  });
+});
+
+describe('shutdown rollback (issue 19 §5, npm start)', () => {
+  const setup = () => {
+    let t = 1_000_000;
+    const qc = new QueryClient();
+    const rollback = createShutdownRollback(qc, [['functions'], ['workers']], () => t);
+    qc.setQueryData(['functions', 'list'], ['orders::create', 'orders::get']);
+    qc.setQueryData(['workers', 'list'], ['orders']);
+    // the engine stops its workers: a live event, then the refetch answers without them
+    rollback.beforeLiveRefresh();
+    qc.setQueryData(['functions', 'list'], []);
+    qc.setQueryData(['workers', 'list'], []);
+    return { qc, rollback, advance: (ms: number) => (t += ms) };
+  };
+
+  it('puts back what the lists showed before the departures when the engine closes the bus (1001)', () => {
+    const { qc, rollback, advance } = setup();
+    advance(800);
+    expect(rollback.onDisconnected(1001)).toBe(true);
+    expect(qc.getQueryData(['functions', 'list'])).toEqual(['orders::create', 'orders::get']);
+    expect(qc.getQueryData(['workers', 'list'])).toEqual(['orders']);
+  });
+
+  it('keeps the new data for any other close, or when the departures were long before', () => {
+    const dropped = setup();
+    expect(dropped.rollback.onDisconnected(1006)).toBe(false);
+    expect(dropped.qc.getQueryData(['functions', 'list'])).toEqual([]);
+    const earlier = setup();
+    earlier.advance(BURST_MS + 1);
+    expect(earlier.rollback.onDisconnected(1001)).toBe(false);
+    expect(earlier.qc.getQueryData(['workers', 'list'])).toEqual([]);
+  });
+
+  it('remembers the data from before the first event of a burst, not a later one', () => {
+    const { qc, rollback, advance } = setup();
+    advance(500);
+    rollback.beforeLiveRefresh(); // a second worker leaves
+    qc.setQueryData(['functions', 'list'], ['nothing']);
+    advance(500);
+    rollback.onDisconnected(1001);
+    expect(qc.getQueryData(['functions', 'list'])).toEqual(['orders::create', 'orders::get']);
   });
 });

@@ -1,6 +1,7 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { engine } from './client.ts';
 import { functionKeys } from './functions.ts';
+import { createShutdownRollback } from './shutdown-rollback.ts';
 import { streamKeys } from './streams.ts';
 import { supervisorKeys } from './supervisor.ts';
 import { triggerKeys } from './triggers.ts';
@@ -20,12 +21,22 @@ export function startLiveUpdates(queryClient: QueryClient): void {
   started = true;
   const client = engine();
   const tab = Math.random().toString(36).slice(2, 10);
+  // an engine shutting down drops its workers before its bus: keep what the lists showed before that
+  const rollback = createShutdownRollback(queryClient, [
+    workerKeys.all,
+    functionKeys.all,
+    triggerKeys.all,
+    streamKeys.all,
+    supervisorKeys.all,
+  ]);
+  client.on('disconnected', ({ code }) => rollback.onDisconnected(code));
   const hidden = { internal: true, 'eng.ui': true };
 
   const workersFn = `${UI_FUNCTION_PREFIX}${tab}::workers-changed`;
   client.registerFunction(
     workersFn,
     () => {
+      rollback.beforeLiveRefresh();
       // a worker leaving takes its functions and bindings with it
       void queryClient.invalidateQueries({ queryKey: workerKeys.all });
       void queryClient.invalidateQueries({ queryKey: functionKeys.all });
@@ -43,6 +54,7 @@ export function startLiveUpdates(queryClient: QueryClient): void {
   client.registerFunction(
     functionsFn,
     () => {
+      rollback.beforeLiveRefresh();
       void queryClient.invalidateQueries({ queryKey: functionKeys.all });
       void queryClient.invalidateQueries({ queryKey: triggerKeys.all });
       notifyLive('functions');
