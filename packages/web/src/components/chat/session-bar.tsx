@@ -71,7 +71,7 @@ export function SessionBar({
         </Badge>
       ) : null}
       <span className="inline-flex items-center gap-0.5 rounded-md border border-line bg-surface px-1.5 text-[11px] text-muted">
-        <span className="font-mono" data-testid="session-id" title="Session id">
+        <span className="max-w-52 truncate font-mono" data-testid="session-id" title={`Session id ${sessionId}`}>
           {sessionId}
         </span>
         <CopyButton text={sessionId} label="Copy session id" className="size-5" />
