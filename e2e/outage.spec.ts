@@ -63,7 +63,11 @@ const PAGES: Array<{ label: string; path: string; data: (page: Page) => Locator 
   { label: 'Dashboard', path: '/', data: (p) => p.getByTestId('counter-functions').locator('[data-value]') },
   { label: 'Functions', path: '/functions', data: (p) => p.locator('[data-function-id="orders::create"]') },
   { label: 'Triggers', path: '/triggers', data: (p) => p.locator('[data-trigger-id]', { hasText: 'POST /orders' }) },
-  { label: 'Workers', path: '/workers', data: (p) => p.getByRole('list', { name: 'Workers', exact: true }).getByText('orders', { exact: true }) },
+  {
+    label: 'Workers',
+    path: '/workers',
+    data: (p) => p.getByRole('list', { name: 'Workers', exact: true }).getByText('orders', { exact: true }),
+  },
   { label: 'States', path: '/states', data: (p) => p.getByTestId('state-group').filter({ hasText: 'orders' }).first() },
   { label: 'Streams', path: '/streams', data: (p) => p.locator('[data-testid="stream-row"][data-stream="orders"]').first() },
   { label: 'Queues', path: '/queues', data: (p) => p.locator('[data-testid="queue-row"][data-name="fulfilment"]') },
