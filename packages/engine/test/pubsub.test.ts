@@ -126,8 +126,15 @@ describe('pub/sub, local adapter', () => {
     raw.send({ type: 'registertrigger', id: 'no-topic', trigger_type: 'subscribe', function_id: 'raw::sub', config: {} });
     const refused = await raw.next((f) => f.type === 'triggerregistrationresult' && f.id === 'no-topic');
     expect(refused.error).toEqual({ code: 'trigger_registration_failed', message: 'topic is required for subscribe triggers' });
-    const listed = await raw.result('engine::registered-triggers::list', { trigger_type: 'subscribe' });
-    expect(JSON.stringify(listed)).not.toContain('no-topic');
+    // a refused binding is listed as an error with the reason (so the console can show it), never active
+    const listed = await raw.result<{ registered_triggers: Array<{ id: string; status?: string; error?: string }> }>(
+      'engine::registered-triggers::list',
+      { trigger_type: 'subscribe' },
+    );
+    expect(listed.registered_triggers.find((t) => t.id === 'no-topic')).toMatchObject({
+      status: 'error',
+      error: 'topic is required for subscribe triggers',
+    });
   });
 });
 

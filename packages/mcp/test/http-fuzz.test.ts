@@ -317,7 +317,7 @@ describe('POST /mcp under fuzzing', () => {
             const res = await fetch(server.url, {
               method: 'POST',
               headers: c.headers,
-              body: c.body,
+              body: typeof c.body === 'string' ? c.body : Buffer.from(c.body),
               signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
             });
             const text = await res.text();
@@ -420,7 +420,7 @@ describe('POST /mcp under fuzzing', () => {
         for (const [open, close] of [
           ['[', ']'],
           ['{"a":', '}'],
-        ]) {
+        ] as const) {
           const nested = `${open.repeat(depth)}1${close.repeat(depth)}`;
           for (const body of [
             nested,

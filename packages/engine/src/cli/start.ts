@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import pc from 'picocolors';
 import { ConfigError, type EngineConfig, loadConfigFile } from '../config/load.ts';
 import { resolveConfigPath } from '../config/resolve.ts';
 import { Engine } from '../engine.ts';
 import { Logger } from '../log.ts';
 import { announceSupervisedWorkers } from '../supervisor/announce.ts';
 import { ENGINE_VERSION } from '../version.ts';
+import { out, err as pc } from './colors.ts';
 
 export interface StartOptions {
   config?: string;
@@ -79,7 +79,7 @@ export async function runEngine(options: StartOptions): Promise<Engine> {
     process.exit(1);
   }
 
-  const lines = [`${pc.bold('eng')} ${ENGINE_VERSION} engine running`, `  worker bus  ${addresses.bus.url}`];
+  const lines = [`${out.bold('eng')} ${ENGINE_VERSION} engine running`, `  worker bus  ${addresses.bus.url}`];
   for (const [name, value] of Object.entries(addresses)) {
     if (name === 'bus') continue;
     const url = (value as { url?: string })?.url;

@@ -1,7 +1,7 @@
 import { EngError } from '@eng/protocol';
 import type { Command } from 'commander';
-import pc from 'picocolors';
 import { redact } from '../log.ts';
+import { err as pc } from './colors.ts';
 
 interface TriggerOptions {
   json?: string;

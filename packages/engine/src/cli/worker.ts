@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import pc from 'picocolors';
 import { isMap, isSeq, parseDocument, YAMLMap, YAMLSeq } from 'yaml';
 import { parseConfigText } from '../config/load.ts';
 import { resolveConfigPath } from '../config/resolve.ts';
@@ -9,6 +8,7 @@ import { BUILTIN_MODULES, findBuiltin } from '../modules/index.ts';
 import { findCatalogEntry, WORKER_CATALOG } from '../supervisor/catalog.ts';
 import { makeResolver } from '../supervisor/module.ts';
 import { busUrlOf, querySupervisor } from '../supervisor/query.ts';
+import { out as pc } from './colors.ts';
 
 function readDoc(file: string) {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : 'workers: []\n';

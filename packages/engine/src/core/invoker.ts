@@ -51,7 +51,7 @@ export interface CallSpanHints {
    * (its engine span's when it got one): the enqueue action puts it on the message so that the
    * deliveries hang under `enqueue_action`.
    */
-  onContext?(traceparent: string | undefined): void;
+  onContext?(traceparent: string | undefined, payload: unknown): void;
 }
 
 /** One dispatched call, as observers see it. `traceparent` may be rewritten by `beforeDispatch`. */
@@ -163,7 +163,7 @@ export class Invoker {
     };
     if (options.span) call.span = options.span;
     for (const observer of this.observers) observer.beforeDispatch?.(call);
-    call.span?.onContext?.(call.traceparent);
+    call.span?.onContext?.(call.traceparent, payload);
 
     if (entry.handler) {
       this.runHandler(entry.handler, payload, call, options, target);
@@ -357,8 +357,9 @@ export class Invoker {
         'eng.function.kind': target ? functionKind(target) : 'user',
         ...(options.callerWorkerId ? { 'eng.caller.worker_id': options.callerWorkerId } : {}),
       },
-      onContext: (traceparent) => {
-        request.traceparent = traceparent ?? null;
+      // the payload dispatched is a copy of `request` (stamped with the sender): set it there
+      onContext: (traceparent, payload) => {
+        if (payload !== null && typeof payload === 'object') (payload as { traceparent: string | null }).traceparent = traceparent ?? null;
       },
     };
     const outcome = await this.invoke(EngineFunction.QueueEnqueue, request, {
