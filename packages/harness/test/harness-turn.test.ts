@@ -212,6 +212,67 @@ describe('harness turns', () => {
     queuedEvents.stop();
   });
 
+  it('a message queued behind a turn the user stops is answered by a new turn, not left unanswered', async () => {
+    const sid = sessionId();
+    const done = await completed(sid);
+    const started = await collect<any>(stack.client, 'harness::turn-started', { session_id: sid });
+    const updates = await collect<any>(stack.client, 'session::message-updated', { session_id: sid });
+    stack.fake.turn({ text: 'alpha beta gamma delta epsilon zeta', stallAfter: 3 });
+    stack.fake.turn({ text: 'the answer to the queued one' });
+    const first = await send({ session_id: sid, message: 'long question' });
+    await waitFor(() => updates.events.some((e) => String(e.message.content[0]?.text ?? '').startsWith('alpha')), 15_000);
+    const queued = await send({ session_id: sid, message: 'queued question' });
+    expect(queued).toMatchObject({ turn_id: first.turn_id, queued: true });
+    expect(await stack.client.call('harness::stop', { session_id: sid })).toEqual({ stopping: true });
+    await waitFor(() => done.events.length === 2, 15_000);
+    expect(done.events[0]).toMatchObject({ turn_id: first.turn_id, status: 'cancelled' });
+    expect(done.events[1]).toMatchObject({ status: 'completed', result: 'the answer to the queued one' });
+    expect(done.events[1].turn_id).not.toBe(first.turn_id);
+    expect(started.events.map((e) => e.turn_id)).toEqual([first.turn_id, done.events[1].turn_id]);
+    const entries = await transcript(stack.client, sid);
+    expect(entries.map((e) => `${e.message.role}:${e.message.stop_reason ?? ''}:${e.message.content[0]?.text}`)).toEqual([
+      'user::long question',
+      expect.stringMatching(/^assistant:aborted:alpha/),
+      'user::queued question',
+      'assistant:end:the answer to the queued one',
+    ]);
+    const status = await stack.client.call<any>('harness::status', { session_id: sid });
+    expect(status).toMatchObject({ turn_id: done.events[1].turn_id, status: 'completed' });
+    expect((await stack.client.call<any>('session::get', { session_id: sid })).meta.status).toBe('idle');
+    done.stop();
+    started.stop();
+    updates.stop();
+  });
+
+  it('goes on with a model without vision after an image: the image is named in the request, not sent', async () => {
+    const sid = sessionId();
+    const done = await completed(sid);
+    const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    stack.fake.turn({ text: 'A red pixel.' });
+    await send({
+      session_id: sid,
+      message: {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image', mime: 'image/png', data: pixel },
+        ],
+      },
+    });
+    await waitFor(() => done.events.length === 1, 15_000);
+    const seen = JSON.stringify(stack.fake.chatRequests().at(-1)?.body.messages);
+    expect(seen).toContain(pixel);
+    stack.fake.turn({ text: 'Still a pixel.' });
+    await send({ session_id: sid, model: 'local-small', message: 'and now?' });
+    await waitFor(() => done.events.length === 2, 15_000);
+    expect(done.events[1]).toMatchObject({ status: 'completed', result: 'Still a pixel.' });
+    const request = stack.fake.chatRequests().at(-1)?.body;
+    expect(request.model).toBe('local-small');
+    expect(JSON.stringify(request.messages)).not.toContain(pixel);
+    expect(JSON.stringify(request.messages)).toContain('an image (image/png) was attached here; openai::local-small cannot see images');
+    done.stop();
+  });
+
   it('fails a turn cleanly when the provider stream is malformed, and keeps working', async () => {
     const sid = sessionId();
     const done = await completed(sid);

@@ -168,6 +168,39 @@ export class HarnessService {
         onFinished: (t) => {
           if (this.turns.get(t.sessionId) === t) this.turns.delete(t.sessionId);
         },
+        onQueuedAfterStop: async (t, queued) => {
+          const record: TurnRecord = {
+            ...t.record,
+            turn_id: `t_${randomUUID()}`,
+            status: 'running',
+            step: 0,
+            user_entry_id: queued[0]?.entry_id ?? t.record.user_entry_id,
+            pending_function_calls: [],
+            queued: [...queued],
+            result: undefined,
+            result_error: undefined,
+            reason: undefined,
+            assistant_entry_id: undefined,
+            traceparent: undefined,
+            started_at: Date.now(),
+            updated_at: Date.now(),
+          };
+          await this.store.save(record);
+          return () => {
+            // a message sent since the stop may already have started a turn: these join it
+            const running = this.turns.get(record.session_id);
+            if (running?.open) {
+              void (async () => {
+                for (const q of record.queued) await running.enqueue(q);
+                record.status = 'cancelled';
+                record.queued = [];
+                await this.store.save(record);
+              })().catch(() => undefined);
+              return;
+            }
+            this.startTurn(record);
+          };
+        },
       },
       record,
       traceparent,

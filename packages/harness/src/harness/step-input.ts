@@ -60,11 +60,27 @@ export class StepInputs {
       const compacted = await compactSession(this.client, { sessionId: r.session_id, turnId: r.turn_id, model, span: this.span }, context);
       if (compacted.compacted) context = compacted.context;
     }
+    const messages = toChatMessages(context);
     return {
-      messages: toChatMessages(context),
+      // a conversation that held images goes on with a model without vision: they are named, not sent
+      messages: model && !model.supports_vision ? withoutImages(messages, `${r.provider}::${r.model}`) : messages,
       system,
       tools: mode === 'ask' ? undefined : [agentTriggerTool('')],
       policy: allowed,
     };
   }
+}
+
+/** Image blocks replaced by a note the model can read (the provider would refuse the request). */
+export function withoutImages(messages: ChatMessage[], model: string): ChatMessage[] {
+  const strip = <B extends { type: string }>(blocks: B[]): B[] =>
+    blocks.map((b) =>
+      b.type === 'image'
+        ? ({
+            type: 'text',
+            text: `[an image (${(b as { mime?: string }).mime ?? 'image'}) was attached here; ${model} cannot see images]`,
+          } as unknown as B)
+        : b,
+    );
+  return messages.map((m) => (m.role === 'assistant' ? m : { ...m, content: strip(m.content) }) as ChatMessage);
 }

@@ -18,6 +18,11 @@ export interface TurnDeps {
   store: TurnStore;
   events: EventTypes;
   onFinished(turn: Turn): void;
+  /**
+   * A turn the user stopped while messages waited behind it: they were sent after the stopped
+   * request, so a new turn answers them (the stop ends the running work, not what came after it).
+   */
+  onQueuedAfterStop?(turn: Turn, queued: QueuedMessage[]): Promise<() => void>;
 }
 
 type Final = Omit<TurnCompletedEvent, 'session_id' | 'turn_id' | 'timestamp' | 'terminal'>;
@@ -330,7 +335,15 @@ export class Turn {
   private async finish(final: Final): Promise<void> {
     this.finishing = true;
     const r = this.record;
-    // nothing the user sent is dropped: queued messages join the transcript even when the turn stops
+    // nothing the user sent is dropped: after a stop they start a new turn; otherwise (a failure,
+    // the harness shutting down) they join the transcript here
+    // (the new turn's record, holding them, is stored before this one drops them: a crash in
+    // between finds them in a running record and recovery answers them)
+    let startAfterStop: (() => void) | undefined;
+    if (final.status === 'cancelled' && !this.interruptedBy && r.queued.length && this.deps.onQueuedAfterStop) {
+      startAfterStop = await this.deps.onQueuedAfterStop(this, r.queued).catch(() => undefined);
+      if (startAfterStop) r.queued = [];
+    }
     await this.drainQueue().catch(() => undefined);
     r.status = final.status;
     r.result = final.result;
@@ -345,6 +358,7 @@ export class Turn {
     this.span.setAttribute('eng.turn.status', final.status).setAttribute('eng.turn.steps', r.step);
     this.span.end(final.status === 'failed' ? { error: new Error(final.result_error ?? 'turn failed') } : {});
     this.deps.onFinished(this);
+    startAfterStop?.();
     this.settled(r);
   }
 
