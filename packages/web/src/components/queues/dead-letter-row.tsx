@@ -28,16 +28,17 @@ export function DeadLetterRow({ message, name }: { message: DeadLetter; name: st
   const ids = { queue: name, message_id: message.id };
   return (
     <li className={cn('border-b border-line/60', open && 'bg-surface-2/60')} data-testid="dead-letter" data-id={message.id}>
-      <div className="flex items-center gap-3 px-4 py-2">
+      {/* the actions wrap under the summary when the pane is narrow (a 1,024 px window with the list beside it) */}
+      <div className="flex flex-wrap items-center gap-x-3 gap-y-1.5 px-4 py-2">
         <button
           type="button"
           aria-expanded={open}
           aria-label={open ? 'Hide details' : 'Show details'}
           onClick={() => setOpen(!open)}
-          className="flex min-w-0 flex-1 cursor-pointer items-center gap-3 text-left"
+          className="flex min-w-0 flex-[1_1_18rem] cursor-pointer items-center gap-3 text-left"
         >
           <ChevronRight size={14} className={cn('shrink-0 text-faint transition-transform', open && 'rotate-90')} />
-          <span className="w-20 shrink-0 text-[12px] text-muted tabular-nums" title={formatDateTime(message.failed_at)}>
+          <span className="w-16 shrink-0 text-[12px] text-muted tabular-nums @lg:w-20" title={formatDateTime(message.failed_at)}>
             {timeAgo(message.failed_at)}
           </span>
           <span className="min-w-0 flex-1">
@@ -51,9 +52,11 @@ export function DeadLetterRow({ message, name }: { message: DeadLetter; name: st
           <Badge tone={message.retries > 2 ? 'warn' : 'neutral'} title="delivery attempts">
             {message.retries} {message.retries === 1 ? 'attempt' : 'attempts'}
           </Badge>
-          <span className="w-16 shrink-0 text-right text-[11.5px] text-faint tabular-nums">{formatBytes(message.size_bytes)}</span>
+          <span className="w-16 shrink-0 text-right text-[11.5px] text-faint tabular-nums @max-lg:hidden">
+            {formatBytes(message.size_bytes)}
+          </span>
         </button>
-        <div className="flex shrink-0 items-center gap-1">
+        <div className="ml-auto flex shrink-0 items-center gap-1">
           <Button
             size="xs"
             icon={RotateCcw}
@@ -82,7 +85,7 @@ export function DeadLetterRow({ message, name }: { message: DeadLetter; name: st
         <ErrorNote className="mx-4 mb-2" title="The action failed" error={redrive.error ?? discard.error} />
       ) : null}
       {open ? (
-        <div className="space-y-3 px-4 pb-4 pl-11" data-testid="dead-letter-detail">
+        <div className="space-y-3 px-4 pb-4 @lg:pl-11" data-testid="dead-letter-detail">
           <div>
             <p className="mb-1 text-[11px] font-semibold tracking-wider text-faint uppercase">Last error</p>
             <pre className="max-h-56 overflow-auto rounded-lg border border-bad/30 bg-bad-soft px-3 py-2 font-mono text-[12px] whitespace-pre-wrap text-bad">

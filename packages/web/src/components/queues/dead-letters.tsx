@@ -37,8 +37,8 @@ export function DeadLetters({
 
   const messages = dlq.data?.messages ?? [];
   return (
-    <div className="flex min-h-0 flex-1 flex-col">
-      <div className="flex flex-wrap items-center gap-3 border-b border-line px-4 py-2.5">
+    <div className="@container flex min-h-0 flex-1 flex-col">
+      <div className="flex flex-wrap items-center gap-x-3 gap-y-2 border-b border-line px-4 py-2.5">
         <span className="text-[13px] text-muted" data-testid="dlq-total" data-total={total ?? ''}>
           {total === undefined ? 'Loading…' : countOf(total, 'dead letter')}
         </span>
@@ -47,12 +47,12 @@ export function DeadLetters({
             Redriven {redriveAll.data.redriven}
           </span>
         ) : null}
-        <div className="ml-auto flex items-center gap-2">
-          <span className="text-[12px] text-faint tabular-nums" data-testid="dlq-range">
+        <div className="ml-auto flex flex-wrap items-center justify-end gap-2">
+          <span className="text-[12px] whitespace-nowrap text-faint tabular-nums" data-testid="dlq-range">
             {total ? `${formatCount(offset + 1)}–${formatCount(Math.min(offset + size, total))} of ${formatCount(total)}` : ''}
           </span>
           <IconButton icon={ChevronLeft} label="Previous page" disabled={page <= 1} onClick={() => onPage(page - 1)} />
-          <span className="text-[12px] text-muted tabular-nums">
+          <span className="text-[12px] whitespace-nowrap text-muted tabular-nums">
             {page} / {pages}
           </span>
           <IconButton icon={ChevronRight} label="Next page" disabled={page >= pages} onClick={() => onPage(page + 1)} />

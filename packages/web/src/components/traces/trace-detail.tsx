@@ -15,6 +15,7 @@ import { SpanPanel } from './span-panel.tsx';
 import { StatusBadge } from './status-badge.tsx';
 import { buildTraceModel, type TraceModel } from './trace-model.ts';
 import type { SpanTab, TraceView } from './trace-search.ts';
+import { useWidthRef } from './use-element-width.ts';
 import { Waterfall } from './waterfall.tsx';
 
 // heavy views are their own chunks (initial JS budget, issue 6)
@@ -62,6 +63,9 @@ export function TraceDetail({
   const spans = useTraceSpans(traceId);
   const model = useMemo(() => (spans.data && spans.data.length > 0 ? buildTraceModel(spans.data) : undefined), [spans.data]);
   const panel = useStoredSize('span-panel', 400, 300, 900);
+  // a narrow trace (phone, small window) shows the span detail over the view instead of squeezing both
+  const [bodyRef, bodyWidth] = useWidthRef<HTMLDivElement>();
+  const overlay = bodyWidth > 0 && bodyWidth < panel.size + VIEW_MIN_WIDTH;
 
   if (spans.isPending) {
     return (
@@ -99,7 +103,7 @@ export function TraceDetail({
       <div className="border-y border-line px-4 py-2">
         <Tabs label="Trace views" items={VIEWS} value={view} onChange={onView} />
       </div>
-      <div className="flex min-h-0 flex-1">
+      <div className="relative flex min-h-0 flex-1" ref={bodyRef}>
         <div className="min-w-0 flex-1">
           <Suspense
             fallback={
@@ -115,7 +119,23 @@ export function TraceDetail({
             {view === 'flow' ? <TraceFlow model={model} selectedId={spanId} onSelect={onSelectSpan} /> : null}
           </Suspense>
         </div>
-        {selected ? (
+        {selected && overlay ? (
+          <div
+            className="absolute inset-y-0 right-0 z-10 border-l border-line shadow-pop"
+            style={{ width: bodyWidth < 560 ? '100%' : Math.min(panel.size, bodyWidth - 48) }}
+            data-testid="span-panel-overlay"
+          >
+            <SpanPanel
+              model={model}
+              node={selected}
+              tab={tab}
+              onTab={onTab}
+              onSelect={onSelectSpan}
+              onOpenTrace={onOpenTrace}
+              onClose={() => onSelectSpan(undefined)}
+            />
+          </div>
+        ) : selected ? (
           <>
             <ResizeHandle
               label="Span detail panel"
@@ -143,6 +163,9 @@ export function TraceDetail({
     </section>
   );
 }
+
+/** The waterfall (or another view) keeps at least this much beside the span panel; less, and the panel overlays it. */
+const VIEW_MIN_WIDTH = 420;
 
 function TraceHeader({ model, onClose }: { model: TraceModel; onClose: () => void }) {
   const root = model.criticalPath[0];

@@ -17,6 +17,7 @@ import { TraceFilterBar } from './trace-filters.tsx';
 import { TraceGroups } from './trace-groups.tsx';
 import { DEFAULT_PAGE_SIZE, filtersOf, hasFilters } from './trace-search.ts';
 import { Pagination, TraceTable } from './trace-table.tsx';
+import { useElementWidth } from './use-element-width.ts';
 import { useHeldData, useNewIds } from './use-held-data.ts';
 import { useTracesNav } from './use-traces-nav.ts';
 
@@ -69,6 +70,10 @@ export function TracesPage() {
   const shownGroups = useHeldData(groups.data, `${group}|${filtersKey}`, hold, groups.isPlaceholderData);
 
   const open = search.trace_id;
+  // below ~900 px (a phone, a narrow window) an open trace takes the whole width; closing it shows the list again
+  const bodyRef = useRef<HTMLDivElement>(null);
+  const bodyWidth = useElementWidth(bodyRef);
+  const listHidden = !!open && bodyWidth > 0 && bodyWidth < LIST_BESIDE_MIN_WIDTH;
   const openTrace = (traceId: string, spanId?: string) => nav({ trace_id: traceId, span: spanId });
   const stats = useMemo(() => {
     if (!rows || rows.length === 0) return null;
@@ -117,11 +122,11 @@ export function TracesPage() {
       >
         <TraceFilterBar search={search} nav={nav} />
       </PageHeader>
-      <div className="flex min-h-0 flex-1">
+      <div className="flex min-h-0 flex-1" ref={bodyRef}>
         <section
           aria-label="Trace list"
-          className={cn('flex min-h-0 flex-col bg-surface', open ? 'shrink-0' : 'min-w-0 flex-1')}
-          style={open ? { width: listPane.size } : undefined}
+          className={cn('flex min-h-0 flex-col bg-surface', open ? 'shrink-0' : 'min-w-0 flex-1', listHidden && 'hidden')}
+          style={open ? { width: Math.min(listPane.size, Math.max(260, bodyWidth - DETAIL_MIN_WIDTH)) } : undefined}
           onMouseEnter={() => setHovering(true)}
           onMouseLeave={() => setHovering(false)}
         >
@@ -187,15 +192,17 @@ export function TracesPage() {
         </section>
         {open ? (
           <>
-            <ResizeHandle
-              label="Trace list panel"
-              size={listPane.size}
-              min={listPane.min}
-              max={listPane.max}
-              direction={1}
-              onResize={listPane.setSize}
-              onReset={listPane.reset}
-            />
+            {listHidden ? null : (
+              <ResizeHandle
+                label="Trace list panel"
+                size={listPane.size}
+                min={listPane.min}
+                max={listPane.max}
+                direction={1}
+                onResize={listPane.setSize}
+                onReset={listPane.reset}
+              />
+            )}
             <TraceDetail
               key={open}
               traceId={open}
@@ -245,6 +252,11 @@ export function TracesPage() {
     </div>
   );
 }
+
+/** Narrower than this, the list and an open trace do not fit side by side. */
+const LIST_BESIDE_MIN_WIDTH = 900;
+/** Width the open trace keeps beside the list (the list shrinks first). */
+const DETAIL_MIN_WIDTH = 560;
 
 function Loading() {
   return <LoadingNote what="traces" className="py-16 text-sm" />;
