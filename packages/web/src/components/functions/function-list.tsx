@@ -6,7 +6,9 @@ import { Badge, CountBadge, StatusDot } from '../ui/badge.tsx';
 import { cn } from '../ui/cn.ts';
 import type { FunctionRow } from './function-rows.ts';
 
-const GRID = 'grid grid-cols-[minmax(0,2.4fr)_minmax(0,1.5fr)_minmax(0,1fr)_84px] items-center gap-3';
+// narrower than `sm` the worker column goes (the detail pane names it)
+const GRID =
+  'grid grid-cols-[minmax(0,2.4fr)_minmax(0,1.5fr)_minmax(0,1fr)_84px] max-sm:grid-cols-[minmax(0,1.6fr)_minmax(0,1fr)_72px] items-center gap-3';
 
 /** The function table, virtualised so 10,000 functions scroll smoothly (issue 6 budgets). */
 export function FunctionList({
@@ -62,7 +64,7 @@ export function FunctionList({
       >
         <span>Function ID</span>
         <span>Triggers</span>
-        <span className={compact ? 'hidden' : ''}>Worker</span>
+        <span className={compact ? 'hidden' : 'max-sm:hidden'}>Worker</span>
         <span className={compact ? 'hidden' : ''}>Status</span>
       </div>
       <div ref={scroller} data-testid="function-scroller" className="min-h-0 flex-1 overflow-auto">
@@ -137,7 +139,7 @@ export function FunctionList({
                     </>
                   )}
                 </span>
-                <span className={cn('truncate text-[12.5px] text-muted', compact && 'hidden')}>{worker.name}</span>
+                <span className={cn('truncate text-[12.5px] text-muted max-sm:hidden', compact && 'hidden')}>{worker.name}</span>
                 <span className={cn('flex items-center gap-1.5 text-[12px]', compact && 'hidden')}>
                   <StatusDot tone={worker.status === 'busy' ? 'warn' : 'ok'} />
                   <span className="text-muted">

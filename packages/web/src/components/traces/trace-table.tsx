@@ -28,7 +28,10 @@ export function TraceTable({
 }) {
   const longest = Math.max(1, ...rows.map((r) => r.duration_ms));
   return (
-    <table className="w-full table-fixed border-separate border-spacing-0 text-[13px]" data-testid="trace-table">
+    <table
+      className={cn('w-full table-fixed border-separate border-spacing-0 text-[13px]', !compact && 'min-w-[48rem]')}
+      data-testid="trace-table"
+    >
       <thead className="sticky top-0 z-[1] bg-surface">
         <tr className="text-left text-[11px] font-semibold tracking-wide text-faint uppercase">
           {compact ? (

@@ -62,64 +62,67 @@ export function TriggerList({
 }) {
   return (
     <div className="min-h-0 flex-1 overflow-auto">
-      <div
-        aria-hidden="true"
-        className={cn(
-          GRID,
-          'sticky top-0 z-10 h-9 border-b border-line bg-surface-2 px-4 text-[11px] font-semibold tracking-wider text-faint uppercase',
-        )}
-      >
-        <span>Type</span>
-        <span>Function</span>
-        <span>Path / Config</span>
-        <span>Status</span>
+      {/* a phone-wide window scrolls the table sideways inside this pane instead of crushing its columns */}
+      <div className="min-w-[36rem]">
+        <div
+          aria-hidden="true"
+          className={cn(
+            GRID,
+            'sticky top-0 z-10 h-9 border-b border-line bg-surface-2 px-4 text-[11px] font-semibold tracking-wider text-faint uppercase',
+          )}
+        >
+          <span>Type</span>
+          <span>Function</span>
+          <span>Path / Config</span>
+          <span>Status</span>
+        </div>
+        {groups.map((group) => (
+          <section key={group.kind} aria-label={`${KIND_LABEL[group.kind]} triggers`} data-testid={`trigger-group-${group.kind}`}>
+            <h2 className="flex h-8 items-center gap-2 border-b border-line bg-bg/70 px-4 text-[11.5px] font-semibold tracking-wide text-muted uppercase">
+              {KIND_LABEL[group.kind]}
+              <CountBadge value={group.items.length} />
+            </h2>
+            <ul>
+              {group.items.map(({ trigger, summary }) => {
+                const active = trigger.id === selected;
+                const readable = trigger.trigger_type === 'cron' ? describeCron(summary) : undefined;
+                return (
+                  <li key={trigger.id}>
+                    <button
+                      type="button"
+                      aria-current={active ? 'true' : undefined}
+                      data-trigger-id={trigger.id}
+                      onClick={() => onSelect(trigger.id)}
+                      className={cn(
+                        GRID,
+                        'min-h-11 w-full cursor-pointer border-b border-line px-4 py-1.5 text-left outline-none focus-visible:bg-surface-2',
+                        active ? 'bg-accent-soft/70' : 'hover:bg-surface-2/70',
+                      )}
+                    >
+                      <span>
+                        <Badge tone={kindTone(group.kind)} mono>
+                          {trigger.trigger_type}
+                        </Badge>
+                      </span>
+                      <span className="min-w-0">
+                        <span className="block truncate font-mono text-[12.5px] text-fg">{trigger.function_id}</span>
+                        <span className="block truncate text-[11.5px] text-faint">{trigger.worker_name}</span>
+                      </span>
+                      <span className="min-w-0">
+                        <span className="block truncate font-mono text-[12.5px] text-fg">{summary}</span>
+                        {readable ? <span className="block truncate text-[11.5px] text-muted">{readable}</span> : null}
+                      </span>
+                      <span>
+                        <TriggerStatus trigger={trigger} functionMissing={missingFunctions?.has(trigger.function_id)} />
+                      </span>
+                    </button>
+                  </li>
+                );
+              })}
+            </ul>
+          </section>
+        ))}
       </div>
-      {groups.map((group) => (
-        <section key={group.kind} aria-label={`${KIND_LABEL[group.kind]} triggers`} data-testid={`trigger-group-${group.kind}`}>
-          <h2 className="flex h-8 items-center gap-2 border-b border-line bg-bg/70 px-4 text-[11.5px] font-semibold tracking-wide text-muted uppercase">
-            {KIND_LABEL[group.kind]}
-            <CountBadge value={group.items.length} />
-          </h2>
-          <ul>
-            {group.items.map(({ trigger, summary }) => {
-              const active = trigger.id === selected;
-              const readable = trigger.trigger_type === 'cron' ? describeCron(summary) : undefined;
-              return (
-                <li key={trigger.id}>
-                  <button
-                    type="button"
-                    aria-current={active ? 'true' : undefined}
-                    data-trigger-id={trigger.id}
-                    onClick={() => onSelect(trigger.id)}
-                    className={cn(
-                      GRID,
-                      'min-h-11 w-full cursor-pointer border-b border-line px-4 py-1.5 text-left outline-none focus-visible:bg-surface-2',
-                      active ? 'bg-accent-soft/70' : 'hover:bg-surface-2/70',
-                    )}
-                  >
-                    <span>
-                      <Badge tone={kindTone(group.kind)} mono>
-                        {trigger.trigger_type}
-                      </Badge>
-                    </span>
-                    <span className="min-w-0">
-                      <span className="block truncate font-mono text-[12.5px] text-fg">{trigger.function_id}</span>
-                      <span className="block truncate text-[11.5px] text-faint">{trigger.worker_name}</span>
-                    </span>
-                    <span className="min-w-0">
-                      <span className="block truncate font-mono text-[12.5px] text-fg">{summary}</span>
-                      {readable ? <span className="block truncate text-[11.5px] text-muted">{readable}</span> : null}
-                    </span>
-                    <span>
-                      <TriggerStatus trigger={trigger} functionMissing={missingFunctions?.has(trigger.function_id)} />
-                    </span>
-                  </button>
-                </li>
-              );
-            })}
-          </ul>
-        </section>
-      ))}
     </div>
   );
 }

@@ -45,7 +45,7 @@ export function SupervisedList({
   }, []);
   const troubled = workers.filter((w) => statusOf(w) !== 'running' && statusOf(w) !== 'stopped').length;
   return (
-    <section aria-labelledby="supervised-title" className="border-b border-line" data-testid="supervised-workers">
+    <section aria-labelledby="supervised-title" className="min-w-[50rem] border-b border-line" data-testid="supervised-workers">
       <div className="flex items-center gap-2 bg-surface px-4 pt-3 pb-2">
         <h2 id="supervised-title" className="text-[13px] font-semibold text-fg">
           Launched by the engine

@@ -98,7 +98,7 @@ export function WorkersPage() {
                 : 'Start a worker with @eng/sdk or iii-sdk (connect to the engine’s bus, port 49134 by default). npm start runs the orders demo worker.'}
             </EmptyState>
           ) : (
-            <div>
+            <div className="min-w-[44rem]">
               <div
                 aria-hidden="true"
                 className={cn(
