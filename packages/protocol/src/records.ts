@@ -15,6 +15,8 @@ export const FunctionRecordSchema = z.object({
   metadata: JsonObject.nullable(),
   /** `internal` for engine built-ins, `user` for worker functions, `http` for HTTP-invoked ones. */
   kind: z.enum(['internal', 'user', 'http']),
+  /** HTTP-invoked functions only (spec §3.4): where the engine sends calls, the URL redacted. */
+  invocation: z.object({ url: z.string(), method: z.string(), timeout_ms: z.number().nullable() }).optional(),
 });
 export type FunctionRecord = z.infer<typeof FunctionRecordSchema>;
 

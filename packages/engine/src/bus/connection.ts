@@ -149,11 +149,7 @@ export class WorkerConnection implements WorkerPeer {
         return;
       }
       case 'registerfunction': {
-        if (message.invocation) {
-          this.log.error(`function ${message.id} uses an HTTP invocation, which this engine does not serve yet; registration ignored`);
-          return;
-        }
-        const registered = core.registerWorkerFunction({
+        const entry = {
           id: message.id,
           description: message.description ?? null,
           requestFormat: message.request_format ?? null,
@@ -162,7 +158,16 @@ export class WorkerConnection implements WorkerPeer {
           ownerWorkerId: this.id,
           moduleName: null,
           registeredAtMs: Date.now(),
-        });
+        };
+        if (message.invocation) {
+          // spec §3.4: an HTTP-invoked function (eng-http-functions checks the URL, then serves it)
+          const invocation = message.invocation;
+          void core.registerHttpFunction({ ...entry, invocation }).then((registered) => {
+            if (!registered.ok) this.rejectRegistration(registered.error, { function_id: message.id });
+          });
+          return;
+        }
+        const registered = core.registerWorkerFunction(entry);
         if (!registered.ok) this.rejectRegistration(registered.error, { function_id: message.id });
         return;
       }

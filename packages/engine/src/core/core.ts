@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { type ErrorBody, ErrorCode } from '@eng/protocol';
+import { type ErrorBody, ErrorCode, type HttpInvocationRef } from '@eng/protocol';
 import type { Logger } from '../log.ts';
-import { type FunctionEntry, FunctionRegistry, reservedFunctionReason } from './functions.ts';
-import { Invoker } from './invoker.ts';
+import { type FunctionEntry, FunctionRegistry, type InProcessHandler, reservedFunctionReason } from './functions.ts';
+import { Invoker, toErrorBody } from './invoker.ts';
 import {
   type TriggerBinding,
   TriggerBindingRegistry,
@@ -24,6 +24,12 @@ export type RegistrationResult = { ok: true } | { ok: false; error: ErrorBody };
 
 const ACK_TIMEOUT_MS = 10_000;
 
+/** Serves the `invocation` of a `registerfunction` (spec §3.4); provided by eng-http-functions. */
+export interface HttpFunctionsProvider {
+  /** Check the invocation (URL rules, auth variables) and build the handler that calls it; throw an EngError to refuse. */
+  prepare(functionId: string, invocation: HttpInvocationRef): Promise<InProcessHandler>;
+}
+
 /**
  * Registries and routing. The core knows nothing about HTTP, cron or any other trigger type:
  * those are providers (modules or workers) it forwards bindings to.
@@ -37,6 +43,8 @@ export class Core {
   private readonly workerListeners = new Set<(event: WorkerEvent) => void>();
   private readonly disconnectHooks = new Set<(workerId: string) => void>();
   private readonly ackWaiters = new Map<string, (error: ErrorBody | null) => void>();
+  /** Set by eng-http-functions; without it HTTP-invoked registrations are refused. */
+  httpFunctions?: HttpFunctionsProvider;
 
   constructor(
     readonly log: Logger,
@@ -129,6 +137,30 @@ export class Core {
     }
     this.functions.set(entry);
     return { ok: true };
+  }
+
+  /**
+   * A worker's `registerfunction` with an `invocation` (spec §3.4): the engine calls the URL. It is
+   * owned by the worker like any of its functions (gone on `unregisterfunction` or when it leaves).
+   */
+  async registerHttpFunction(entry: FunctionEntry & { ownerWorkerId: string; invocation: HttpInvocationRef }): Promise<RegistrationResult> {
+    const provider = this.httpFunctions;
+    if (!provider) {
+      const message = `function ${entry.id} is HTTP-invoked (invocation.url), which needs the eng-http-functions module: run \`eng worker add eng-http-functions\` (and allow the URL under its security config), then restart the engine`;
+      this.log.warn(`registration of function ${entry.id} by worker ${this.workerLabel(entry.ownerWorkerId)} refused: ${message}`);
+      return { ok: false, error: { code: ErrorCode.FunctionNotInvokable, message } };
+    }
+    let handler: InProcessHandler;
+    try {
+      handler = await provider.prepare(entry.id, entry.invocation);
+    } catch (err) {
+      const error = toErrorBody(err);
+      this.log.warn(`registration of HTTP function ${entry.id} by worker ${this.workerLabel(entry.ownerWorkerId)} refused: ${error.message}`);
+      return { ok: false, error };
+    }
+    // the worker left while its URL was being checked: nothing of it may stay behind
+    if (!this.workers.get(entry.ownerWorkerId)) return { ok: true };
+    return this.registerWorkerFunction({ ...entry, handler });
   }
 
   /** A worker's name and id for log lines. */

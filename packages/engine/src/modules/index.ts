@@ -4,6 +4,7 @@ import { supervisorModule } from '../supervisor/module.ts';
 import { configurationModule } from './configuration/index.ts';
 import { cronModule } from './cron/index.ts';
 import { httpModule } from './http/index.ts';
+import { httpFunctionsModule } from './http-functions/index.ts';
 import { introspectionModule } from './introspection/index.ts';
 import { observabilityModule } from './observability/index.ts';
 import { pubsubModule } from './pubsub/index.ts';
@@ -27,6 +28,8 @@ export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => Engine
   { name: 'eng-configuration', create: configurationModule, defaultOn: true },
   { name: 'eng-stream', create: streamModule, defaultOn: true },
   { name: 'eng-queue', create: queueModule, defaultOn: true },
+  // off unless listed: registrations with an invocation URL are refused without it (spec §3.4)
+  { name: 'eng-http-functions', create: httpFunctionsModule, defaultOn: false },
   { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },
 ];
 

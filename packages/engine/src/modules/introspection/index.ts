@@ -25,6 +25,7 @@ import {
 import { z } from 'zod';
 import type { Core } from '../../core/core.ts';
 import { type FunctionEntry, functionKind, isInternalFunction } from '../../core/functions.ts';
+import { redactUrl } from '../http-functions/url-security.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { summariseConfig, type TriggerBinding, type TriggerTypeEntry } from '../../core/triggers.ts';
 
@@ -73,6 +74,15 @@ export class Introspection {
       response_format: entry.responseFormat ?? null,
       metadata: entry.metadata,
       kind: functionKind(entry),
+      ...(entry.invocation
+        ? {
+            invocation: {
+              url: redactUrl(entry.invocation.url),
+              method: (entry.invocation.method ?? 'POST').toUpperCase(),
+              timeout_ms: entry.invocation.timeout_ms ?? null,
+            },
+          }
+        : {}),
     };
   }
 
