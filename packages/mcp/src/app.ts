@@ -3,12 +3,15 @@ import { redactUrl } from '@eng/protocol';
 import { connect, type EngClient } from '@eng/sdk';
 import { BuiltinHandlers } from './builtin-handlers.ts';
 import { builtinsVisible } from './builtins.ts';
+import { ContributionService } from './contributions.ts';
 import { engineFunctionIds, registerEngineFunctions } from './engine-functions.ts';
 import { EngineView } from './engine-view.ts';
 import type { ExposurePolicy } from './exposure.ts';
 import { HttpEndpoint } from './http/endpoint.ts';
+import { Invoker } from './invoker.ts';
 import { type Log, stderrLog } from './log.ts';
 import type { McpOptions } from './options.ts';
+import { BUILTIN_PROMPT_NAMES } from './prompts.ts';
 import { ResourceService } from './resources.ts';
 import { createSession, SERVER_VERSION, type ServerDeps } from './server.ts';
 import { SessionHub } from './sessions.ts';
@@ -64,18 +67,30 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   });
   const builtins = new BuiltinHandlers({ client, view, policy, workers, log });
   const ids = engineFunctionIds();
-  const tools = new ToolService({
+  const invoker = new Invoker({
     client,
+    view,
+    policy,
+    invocationTimeoutMs: options.invocationTimeoutMs,
+    onStaleMirror: () => watcher.schedule(),
+  });
+  const tools = new ToolService({
     view,
     policy,
     flags,
     builtins,
     hub,
-    invocationTimeoutMs: options.invocationTimeoutMs,
-    progressFunctionId: ids.progress,
-    logFunctionId: ids.log,
+    invoker,
+    functionIds: ids,
     onDegradedList: () => watcher.degradedListServed(),
-    onStaleMirror: () => watcher.schedule(),
+  });
+  const contributions = new ContributionService({
+    view,
+    policy,
+    invoker,
+    log,
+    reservedPrompts: BUILTIN_PROMPT_NAMES,
+    onDegradedList: () => watcher.degradedContributionsServed(),
   });
   const transport = options.noStdio ? 'http' : 'stdio';
   const resources = new ResourceService(view, policy);
@@ -90,10 +105,10 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
       engineUrl: options.engineUrl,
       policy,
       builtinsVisible: builtinsVisible(transport, flags),
-      progressFunctionId: ids.progress,
-      logFunctionId: ids.log,
+      functionIds: ids,
     }),
     log,
+    contributions,
   );
   const deps: ServerDeps = {
     tools,
@@ -103,11 +118,11 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     hub,
     log,
     engineUrl: options.engineUrl,
-    progressFunctionId: ids.progress,
-    logFunctionId: ids.log,
+    functionIds: ids,
+    contributions,
     onSubscribe: (uri) => watcher.prime(uri),
   };
-  registerEngineFunctions(client, hub, ids, () => watcher.schedule());
+  registerEngineFunctions(client, hub, ids, () => watcher.schedule(), { clientRequestTimeoutMs: options.invocationTimeoutMs });
 
   let endpoint: HttpEndpoint | undefined;
   let stopping: Promise<void> | undefined;

@@ -155,7 +155,7 @@ export class BuiltinHandlers {
     const parsed = parse(TriggerRegisterArgs, args);
     if (isResult(parsed)) return parsed;
     const { client, view, policy } = this.deps;
-    const functionId = functionIdFromArgument(parsed.function_id);
+    const functionId = functionIdFromArgument(parsed.function_id, this.deps.view);
     const gate = await checkGate(view, policy, functionId);
     if (!gate.ok) return fail(gate.text);
     // bind exactly the function the gate checked, never a spelling the engine might resolve otherwise
@@ -231,7 +231,7 @@ export class BuiltinHandlers {
     if (!hasFunctionId(args)) return fail('Missing required field: function_id');
     const parsed = parse(schema, args);
     if (isResult(parsed)) return parsed;
-    const functionId = functionIdFromArgument(parsed.function_id);
+    const functionId = functionIdFromArgument(parsed.function_id, this.deps.view);
     const gate = await checkGate(this.deps.view, this.deps.policy, functionId);
     if (!gate.ok) return fail(gate.text);
     const checked = gate.row.function_id; // the id the gate approved, as the engine spells it

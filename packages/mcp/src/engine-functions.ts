@@ -1,19 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { describeZodError, EngError, ErrorCode } from '@eng/protocol';
+import { describeZodError, EngError, ErrorCode, redactText } from '@eng/protocol';
 import type { EngClient } from '@eng/sdk';
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestParamsSchema,
+  ElicitRequestParamsSchema,
+  ElicitResultSchema,
+  type LoggingLevel,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { LOG_LEVELS, type SessionHub } from './sessions.ts';
+import { validateAgainst } from './json-schema.ts';
+import { type CallSlot, LOG_LEVELS, type SessionHub } from './sessions.ts';
 
 // The functions eng-mcp registers on the engine for functions it calls (mcp.md §10 had fixed ids
 // `mcp::progress` / `mcp::log_message`; ours carry an instance id so several eng-mcp processes on
 // one engine do not take each other's over — the ids reach a called function in its invocation
-// metadata, `metadata.mcp.progress_function` / `log_function`). They sit under `mcp::`, inside
-// the hard floor, so they are never tools themselves.
+// metadata, `metadata.mcp.<name>_function`, with the call's `metadata.mcp.token`). They sit under
+// `mcp::`, inside the hard floor, so they are never tools themselves. Each one acts on the call
+// its token names: the session and request it belongs to, and nothing else.
 
 export interface EngineFunctionIds {
   progress: string;
   log: string;
+  sampling: string;
+  elicitation: string;
+  closeStream: string;
   functionsChanged: string;
   workersChanged: string;
 }
@@ -22,13 +32,17 @@ export function engineFunctionIds(instance = randomBytes(4).toString('hex')): En
   return {
     progress: `mcp::${instance}::progress`,
     log: `mcp::${instance}::log`,
+    sampling: `mcp::${instance}::sampling`,
+    elicitation: `mcp::${instance}::elicitation`,
+    closeStream: `mcp::${instance}::close_stream`,
     functionsChanged: `mcp::${instance}::functions_changed`,
     workersChanged: `mcp::${instance}::workers_changed`,
   };
 }
 
+const Token = z.string({ error: 'token is required: pass metadata.mcp.token of the call' }).min(1, 'token must not be empty');
 const ProgressInput = z.object({
-  token: z.string().min(1),
+  token: Token,
   progress: z.number().finite(),
   total: z.number().finite().optional(),
   message: z.string().optional(),
@@ -39,6 +53,16 @@ const LogInput = z.object({
   logger: z.string().optional(),
   token: z.string().optional(),
 });
+const TimeoutMs = z
+  .number()
+  .int()
+  .positive()
+  .max(24 * 3_600_000)
+  .optional();
+const ClientRequestInput = z.object({ token: Token, timeout_ms: TimeoutMs }).passthrough();
+const CloseStreamInput = z.object({ token: Token, retry_ms: z.number().int().min(0).max(3_600_000).optional() });
+/** How long a client is told to wait before it reconnects to a stream eng-mcp closed (SSE `retry`). */
+export const DEFAULT_RETRY_MS = 1000;
 
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const parsed = schema.safeParse(input ?? {});
@@ -46,7 +70,40 @@ function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   return parsed.data;
 }
 
-export function registerEngineFunctions(client: EngClient, hub: SessionHub, ids: EngineFunctionIds, onChange: () => void): void {
+export interface EngineFunctionOptions {
+  /** How long a request to the client (sampling, elicitation) may wait for its answer, unless the caller says. */
+  clientRequestTimeoutMs: number;
+}
+
+/** The call a token names, or an error saying it is gone. */
+function callOf(hub: SessionHub, token: string): CallSlot {
+  const slot = hub.call(token);
+  if (!slot) throw new EngError(ErrorCode.NotFound, 'unknown or finished call token: the tool call this token belonged to has ended');
+  return slot;
+}
+
+/** A client's refusal, a timeout, or a failure to reach it, as an error the calling function can read. */
+function clientFailure(method: string, err: unknown): EngError {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  const text = redactText(typeof message === 'string' ? message : String(err));
+  if (code === -32001) return new EngError(ErrorCode.Timeout, `the MCP client did not answer ${method} in time: ${text}`);
+  if (typeof code === 'number') return new EngError('CLIENT_ERROR', `the MCP client answered ${method} with an error (${code}): ${text}`);
+  return new EngError('CLIENT_UNREACHABLE', `cannot ask the MCP client (${method}): ${text}`);
+}
+
+const missingCapability = (capability: string, method: string) =>
+  new EngError(
+    'CLIENT_CAPABILITY_MISSING',
+    `the MCP client did not declare the "${capability}" capability, so it cannot be asked for ${method}`,
+  );
+
+export function registerEngineFunctions(
+  client: EngClient,
+  hub: SessionHub,
+  ids: EngineFunctionIds,
+  onChange: () => void,
+  options: EngineFunctionOptions,
+): void {
   client.registerFunction(
     ids.progress,
     (input) => {
@@ -62,16 +119,92 @@ export function registerEngineFunctions(client: EngClient, hub: SessionHub, ids:
     ids.log,
     (input) => {
       const q = parse(LogInput, input);
-      if (q.token !== undefined) {
-        const slot = hub.slot(q.token);
-        if (!slot) return { ok: false, error: 'unknown or finished progress token' };
-        return { ok: true, delivered: hub.log(q.level, q.data, q.logger, slot) };
-      }
-      return { ok: true, delivered: hub.log(q.level, q.data, q.logger) };
+      // a log line belongs to the call that sent it: without the call's token there is no one to tell
+      if (q.token === undefined) return { ok: false, delivered: 0, error: 'token is required: pass metadata.mcp.token of the call' };
+      const slot = hub.call(q.token);
+      if (!slot) return { ok: false, delivered: 0, error: 'unknown or finished call token' };
+      return { ok: true, delivered: hub.log(q.level, q.data, q.logger, slot) };
     },
     {
-      description: 'Send an MCP log message (notifications/message) to connected clients: {level, data, logger?, token?}',
+      description: 'Send an MCP log message (notifications/message) to the client of the calling tool call: {level, data, logger?, token}',
       request_format: z.toJSONSchema(LogInput),
+    },
+  );
+  client.registerFunction(
+    ids.sampling,
+    async (input) => {
+      const { token, timeout_ms, ...params } = parse(ClientRequestInput, input);
+      const slot = callOf(hub, token);
+      if (!slot.session.server.getClientCapabilities()?.sampling) throw missingCapability('sampling', 'sampling/createMessage');
+      const checked = CreateMessageRequestParamsSchema.safeParse(params);
+      if (!checked.success)
+        throw new EngError(ErrorCode.InvalidArguments, `sampling/createMessage params: ${describeZodError(checked.error)}`);
+      try {
+        return await slot.session.server.createMessage(params as never, {
+          relatedRequestId: slot.requestId,
+          signal: slot.signal,
+          timeout: timeout_ms ?? options.clientRequestTimeoutMs,
+        });
+      } catch (err) {
+        throw clientFailure('sampling/createMessage', err);
+      }
+    },
+    {
+      description:
+        'Ask the MCP client of the calling tool call for an LLM completion (sampling/createMessage): {token: metadata.mcp.token, messages, maxTokens, systemPrompt?, …, timeout_ms?}; answers the client reply',
+      request_format: { type: 'object', properties: { token: { type: 'string' }, timeout_ms: { type: 'integer' } }, required: ['token'] },
+    },
+  );
+  client.registerFunction(
+    ids.elicitation,
+    async (input) => {
+      const { token, timeout_ms, ...params } = parse(ClientRequestInput, input);
+      const slot = callOf(hub, token);
+      const checked = ElicitRequestParamsSchema.safeParse(params);
+      if (!checked.success) throw new EngError(ErrorCode.InvalidArguments, `elicitation/create params: ${describeZodError(checked.error)}`);
+      const declared = slot.session.server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
+      const url = params.mode === 'url';
+      // an empty `elicitation: {}` (2025-06-18 clients) means form mode
+      if (!declared || (url && !declared.url) || (!url && !declared.form && declared.url)) {
+        throw missingCapability(url ? 'elicitation.url' : 'elicitation', `elicitation/create (${url ? 'url' : 'form'} mode)`);
+      }
+      let result: z.infer<typeof ElicitResultSchema>;
+      try {
+        result = await slot.session.server.request({ method: 'elicitation/create', params: params as never }, ElicitResultSchema, {
+          relatedRequestId: slot.requestId,
+          signal: slot.signal,
+          timeout: timeout_ms ?? options.clientRequestTimeoutMs,
+        });
+      } catch (err) {
+        throw clientFailure('elicitation/create', err);
+      }
+      const schema = (params as { requestedSchema?: Record<string, unknown> }).requestedSchema;
+      if (result.action === 'accept' && result.content && schema) {
+        const problem = validateAgainst(schema, result.content, 'content');
+        if (problem)
+          throw new EngError('CLIENT_ERROR', `the MCP client accepted with content that does not match requestedSchema: ${problem}`);
+      }
+      return result;
+    },
+    {
+      description:
+        'Ask the user of the calling tool call for input (elicitation/create): {token: metadata.mcp.token, message, requestedSchema} (or mode "url" with url and elicitationId), timeout_ms?; answers {action, content?}',
+      request_format: { type: 'object', properties: { token: { type: 'string' }, timeout_ms: { type: 'integer' } }, required: ['token'] },
+    },
+  );
+  client.registerFunction(
+    ids.closeStream,
+    (input) => {
+      const q = parse(CloseStreamInput, input);
+      const slot = callOf(hub, q.token);
+      if (!slot.session.releaseStream) return { closed: false, reason: `the ${slot.session.transport} transport has no stream to close` };
+      const reason = slot.session.releaseStream(slot.requestId, q.retry_ms ?? DEFAULT_RETRY_MS);
+      return reason ? { closed: false, reason } : { closed: true };
+    },
+    {
+      description:
+        'Close the HTTP stream that carries the calling tool call (SSE polling, SEP-1699): the client reconnects with Last-Event-ID after retry_ms and gets the result there: {token: metadata.mcp.token, retry_ms?}',
+      request_format: z.toJSONSchema(CloseStreamInput),
     },
   );
   // plumbing: `internal` keeps their calls out of traces, lists and charts unless System is shown

@@ -1,5 +1,6 @@
+import { EngError } from '@eng/protocol';
 import type { EngClient } from '@eng/sdk';
-import type { FunctionRow } from './exposure.ts';
+import { type FunctionRow, toolName } from './exposure.ts';
 
 // What eng-mcp reads from the engine, through the SDK only (ARCHITECTURE: every surface is a worker).
 // spec: engine-protocol §4.1; mcp.md §18 (slim listing rows on newer iii engines).
@@ -38,6 +39,8 @@ export class EngineView {
    * call the policy forbids.
    */
   private mirror = new Map<string, FunctionRow>();
+  /** Tool name → function id over the mirror, built when first asked after each listing. */
+  private byTool?: Map<string, string>;
   /** Whether the connected engine serves GUARDED_INVOKE: unknown until asked, per connection. */
   private guarded: boolean | Promise<boolean> | undefined;
 
@@ -48,6 +51,7 @@ export class EngineView {
     // another engine may answer after a reconnect: forget what this one had and could do
     const forget = () => {
       this.mirror = new Map();
+      this.byTool = undefined;
       this.guarded = undefined;
     };
     client.on('connected', forget);
@@ -57,6 +61,22 @@ export class EngineView {
   /** The mirrored row of `functionId`, if the latest listing had it. */
   mirrored(functionId: string): FunctionRow | undefined {
     return this.mirror.get(functionId);
+  }
+
+  /**
+   * The function id behind a tool name in the latest listing. Names that are not the plain `::` →
+   * `__` spelling (a literal `__` in the id, characters or lengths providers refuse) can only be
+   * reversed this way.
+   */
+  idForTool(name: string): string | undefined {
+    if (!this.byTool) {
+      this.byTool = new Map();
+      for (const id of this.mirror.keys()) {
+        const tool = toolName(id);
+        if (!this.byTool.has(tool)) this.byTool.set(tool, id);
+      }
+    }
+    return this.byTool.get(name);
   }
 
   /** True once the engine is known to serve GUARDED_INVOKE; the first ask starts the probe and answers false. */
@@ -94,7 +114,13 @@ export class EngineView {
     return this.connected;
   }
 
-  private call<T>(functionId: string, payload: unknown): Promise<T> {
+  /**
+   * One engine call. The fail-fast rule of every path (tools, resources, prompts, completions):
+   * while the engine is unreachable a call fails after at most a second instead of waiting out
+   * its timeout for a connection that is not there.
+   */
+  private async call<T>(functionId: string, payload: unknown): Promise<T> {
+    if (!(await this.waitConnected())) throw new EngError('not_connected', 'the eng engine is not connected');
     return this.client.trigger<T>({ function_id: functionId, payload, timeoutMs: this.timeoutMs });
   }
 
@@ -128,6 +154,7 @@ export class EngineView {
 
   private remember(rows: FunctionRow[]): FunctionRow[] {
     this.mirror = new Map(rows.map((row) => [row.function_id, row]));
+    this.byTool = undefined;
     return rows;
   }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { redactText } from '@eng/protocol';
 
 // spec: seed §2.11 and §4.3 rules 1, 2 and 5 — which engine functions become MCP tools, and
@@ -29,23 +30,48 @@ export interface ExposurePolicy {
 /** Why a function is not a tool; `undefined` means it is one. */
 export type Denial = 'floor' | 'not-exposed';
 
-/** Tool name for a function id: every `::` becomes `__` (seed §4.3 rule 1). */
+/**
+ * What model providers accept as a tool name (OpenAI and Anthropic: `^[a-zA-Z0-9_-]{1,64}$`), a
+ * subset of MCP's own guidance (1-128 of `A-Z a-z 0-9 _ - .`).
+ */
+const PORTABLE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const MAX_TOOL_NAME = 64;
+
+/**
+ * Tool name for a function id (seed §4.3 rule 1): every `::` written `__` when that gives a portable
+ * name that reverses to the id (`orders::place` → `orders__place`). Otherwise (a literal `__` in the
+ * id, characters providers refuse, more than 64 characters) the name is made portable and ends with
+ * `_` and 8 hex digits of the id's SHA-256 (`demo::a__b` → `demo__a__b_1f2e3d4c`), so it is
+ * deterministic and unique; such names are reversed through the listing (`EngineView.idForTool`).
+ */
 export function toolName(functionId: string): string {
-  return functionId.replaceAll('::', '__');
+  const base = functionId.replaceAll('::', '__');
+  if (PORTABLE_NAME.test(base) && functionIdOf(base) === functionId) return base;
+  const hash = createHash('sha256').update(functionId).digest('hex').slice(0, 8);
+  return `${base.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, MAX_TOOL_NAME - 9)}_${hash}`;
 }
 
-/** Function id for a tool name: every `__` becomes `::` (seed §4.3 rule 4a). */
+/** Function id for a plain tool name: every `__` becomes `::` (seed §4.3 rule 4a). */
 export function functionIdOf(name: string): string {
   return name.replaceAll('__', '::');
 }
 
+/** The floor prefixes as written in an id, in both spellings (`iii::` and `iii__`, `engine::` and `engine__`, …). */
+const FLOOR_SPELLINGS: readonly string[] = [...new Set(HARD_FLOOR.flatMap((p) => [p, p.replaceAll('::', '__')]))];
+
 /**
- * In the floor: the id, or what its tool name reverses to (a function registered as `iii__x` is
- * listed as `iii__x`, and a call of `iii__x` means `iii::x` first), so listing and calling agree.
+ * In the floor: the real function id starts with a floor prefix, in either spelling. One check on
+ * the id itself, the same on every path (listing, fast and full call path, resources, built-ins):
+ * a function literally registered as `iii__x` or `engine__x` is floored like `iii::x`.
  */
 export function inHardFloor(functionId: string): boolean {
-  const reversed = functionIdOf(functionId);
-  return HARD_FLOOR.some((prefix) => functionId.startsWith(prefix) || reversed.startsWith(prefix));
+  return FLOOR_SPELLINGS.some((prefix) => functionId.startsWith(prefix));
+}
+
+/** A function that defines an MCP resource or prompt (`"mcp.resource"` / `"mcp.prompt"`) is not also a tool. */
+export function contributesNonTool(row: FunctionRow): boolean {
+  const metadata = row.metadata;
+  return metadata != null && (metadata['mcp.resource'] !== undefined || metadata['mcp.prompt'] !== undefined);
 }
 
 /**

@@ -37,6 +37,8 @@ export interface McpOptions {
   sessionIdleMs: number;
   /** A session active within this window is never evicted to make room: new ones get 503 instead. */
   sessionProtectMs: number;
+  /** What one HTTP session's SSE events kept for resumption (Last-Event-ID) may take. */
+  replayBytes: number;
 }
 
 export const SESSION_DEFAULTS = {
@@ -44,6 +46,7 @@ export const SESSION_DEFAULTS = {
   maxSessionBytes: 64 * 1024 * 1024,
   sessionIdleMs: 30 * 60_000,
   sessionProtectMs: 5 * 60_000,
+  replayBytes: 1024 * 1024,
 } as const;
 
 export const USAGE = `Usage: eng-mcp [options]
@@ -101,6 +104,7 @@ const WorkerConfig = z
     max_session_bytes: z.number().int().min(MIN_SESSION_BYTES).optional(),
     session_idle_ms: z.number().int().min(1000).optional(),
     session_protect_ms: z.number().int().min(0).optional(),
+    replay_bytes: z.number().int().min(0).optional(),
   })
   .strict();
 
@@ -185,6 +189,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       maxSessionBytes: (limits.maxSessionBytes as number | undefined) ?? config.max_session_bytes ?? SESSION_DEFAULTS.maxSessionBytes,
       sessionIdleMs: (limits.sessionIdleMs as number | undefined) ?? config.session_idle_ms ?? SESSION_DEFAULTS.sessionIdleMs,
       sessionProtectMs: (limits.sessionProtectMs as number | undefined) ?? config.session_protect_ms ?? SESSION_DEFAULTS.sessionProtectMs,
+      replayBytes: config.replay_bytes ?? SESSION_DEFAULTS.replayBytes,
     },
   };
 }

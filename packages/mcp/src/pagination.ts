@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, RpcError } from './rpc-error.ts';
 
 // spec: MCP 2025-06-18 utilities/pagination — opaque cursors; an invalid cursor is -32602
 // (mcp.md §19: the reference silently restarted from the top).
@@ -13,14 +13,14 @@ function encode(kind: ListKind, offset: number): string {
 
 function decode(kind: ListKind, cursor: unknown): number {
   if (cursor === undefined || cursor === null) return 0;
-  if (typeof cursor !== 'string' || cursor === '') throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor');
+  if (typeof cursor !== 'string' || cursor === '') throw new RpcError(ErrorCode.InvalidParams, 'Invalid cursor');
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; o?: unknown };
     if (parsed.k === kind && typeof parsed.o === 'number' && Number.isInteger(parsed.o) && parsed.o >= 0) return parsed.o;
   } catch {
     // fall through
   }
-  throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor');
+  throw new RpcError(ErrorCode.InvalidParams, 'Invalid cursor');
 }
 
 /** One page of `items` from the cursor; `nextCursor` only while more items remain. */

@@ -1,5 +1,5 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { toolName } from './exposure.ts';
+import { ErrorCode, RpcError } from './rpc-error.ts';
 
 // spec: seed §2.13, mcp.md §9 — four canned prompts that teach a model to build on eng with our
 // SDK and our built-in tool names. Missing required arguments are -32602 (MCP server/prompts).
@@ -70,7 +70,7 @@ function registerFunction(args: Record<string, string>): string {
       'A handler may take a second argument, the call metadata: `async def handler(input, metadata)`.',
     ].join('\n');
   }
-  throw new McpError(ErrorCode.InvalidParams, `Unsupported language \`${args.language}\`. Pass \`language=node\` or \`language=python\`.`);
+  throw new RpcError(ErrorCode.InvalidParams, `Unsupported language \`${args.language}\`. Pass \`language=node\` or \`language=python\`.`);
 }
 
 function buildApi(args: Record<string, string>): string {
@@ -165,17 +165,24 @@ const PROMPTS: PromptDefinition[] = [
   },
 ];
 
+/** The names of eng-mcp's own prompts (a function's prompt cannot take one). */
+export const BUILTIN_PROMPT_NAMES: string[] = PROMPTS.map((p) => p.name);
+
+export function isBuiltinPrompt(name: string): boolean {
+  return BUILTIN_PROMPT_NAMES.includes(name);
+}
+
 export function listPrompts() {
   return PROMPTS.map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args }));
 }
 
 export function getPrompt(name: string, args: Record<string, string> | undefined) {
   const prompt = PROMPTS.find((p) => p.name === name);
-  if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+  if (!prompt) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
   const values = args ?? {};
   for (const arg of prompt.arguments) {
     if (arg.required && (typeof values[arg.name] !== 'string' || values[arg.name]?.trim() === '')) {
-      throw new McpError(ErrorCode.InvalidParams, `Missing required argument: ${arg.name}`);
+      throw new RpcError(ErrorCode.InvalidParams, `Missing required argument: ${arg.name}`);
     }
   }
   return {

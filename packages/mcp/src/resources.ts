@@ -1,7 +1,8 @@
 import { redactText, redactUrl } from '@eng/protocol';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { EngineView, TriggerRow, WorkerRow } from './engine-view.ts';
 import { type ExposurePolicy, type FunctionRow, functionIdOf, HARD_FLOOR, isExposed, toolName } from './exposure.ts';
+import { ErrorCode, RpcError } from './rpc-error.ts';
+import type { CallFunctionIds } from './tools.ts';
 
 // spec: seed §2.13, mcp.md §8 and §10, MCP server/resources. Every payload is filtered through the
 // exposure gate, so no resource names a hidden function (mcp.md §3 gaps: the reference leaked them).
@@ -53,11 +54,10 @@ export interface ContextInfo {
   engineUrl: string;
   policy: ExposurePolicy;
   builtinsVisible: boolean;
-  progressFunctionId: string;
-  logFunctionId: string;
+  functionIds: CallFunctionIds;
 }
 
-const notFound = (uri: string) => new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+const notFound = (uri: string) => new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
 
 function functionPayload(row: FunctionRow) {
   return {
@@ -121,7 +121,8 @@ export class ResourceService {
     }
     const functionId = templateId(uri, 'eng://function/');
     if (functionId !== undefined) {
-      const candidates = functionId.includes('::') ? [functionId] : [functionIdOf(functionId), functionId];
+      const listed = this.view.idForTool(functionId);
+      const candidates = functionId.includes('::') ? [functionId] : [...new Set([listed ?? functionIdOf(functionId), functionId])];
       for (const id of candidates) {
         const row = await this.view.functionInfo(id);
         if (row && isExposed(row, this.policy)) return functionPayload(row);
@@ -154,8 +155,8 @@ export class ResourceService {
     try {
       payload = await this.payload(uri, context);
     } catch (err) {
-      if (err instanceof McpError) throw err;
-      throw new McpError(ErrorCode.InternalError, `cannot read ${uri} from the eng engine: ${redactText((err as Error).message)}`);
+      if (err instanceof RpcError) throw err;
+      throw new RpcError(ErrorCode.InternalError, `cannot read ${uri} from the eng engine: ${redactText((err as Error).message)}`);
     }
     return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(payload, null, 2) }] };
   }
@@ -180,8 +181,19 @@ export class ResourceService {
       builtins_visible: info.builtinsVisible,
       invocation_metadata: {
         key: 'mcp',
-        progress: `call metadata.mcp.progress_function (${info.progressFunctionId}) with {token: metadata.mcp.progress_token, progress, total?, message?}`,
-        log: `call metadata.mcp.log_function (${info.logFunctionId}) with {level, data, logger?, token?}`,
+        token: 'metadata.mcp.token names the tool call; every function below acts on that call only',
+        progress: `call metadata.mcp.progress_function (${info.functionIds.progress}) with {token: metadata.mcp.progress_token, progress, total?, message?}`,
+        log: `call metadata.mcp.log_function (${info.functionIds.log}) with {level, data, logger?, token}`,
+        sampling: `call metadata.mcp.sampling_function (${info.functionIds.sampling}) with {token, messages, maxTokens, …}: the client's sampling/createMessage answer`,
+        elicitation: `call metadata.mcp.elicitation_function (${info.functionIds.elicitation}) with {token, message, requestedSchema}: the client's elicitation/create answer`,
+        close_stream: `call metadata.mcp.close_stream_function (${info.functionIds.closeStream}) with {token, retry_ms?}: end the HTTP stream of the call; the client resumes it with Last-Event-ID`,
+        content: 'a result {content: [MCP content blocks], structuredContent?, isError?} is passed through as the tool result',
+      },
+      contributions: {
+        resource:
+          'metadata "mcp.resource": {uri | uri_template, name?, title?, description?, mime_type?}; read by calling the function with {uri, ...template variables}',
+        prompt:
+          'metadata "mcp.prompt": {name?, title?, description?, arguments?: [{name, description?, required?}]}; rendered by calling the function with the arguments',
       },
     };
   }

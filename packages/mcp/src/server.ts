@@ -2,19 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describeZodError, redactText } from '@eng/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, InitializeRequestSchema, LoggingLevelSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { InitializeRequestSchema, LoggingLevelSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { BuiltinVisibility, Transport } from './builtins.ts';
 import { builtinsVisible } from './builtins.ts';
+import { type ContributionService, listedPrompt, listedResource, listedTemplate, RESOURCE_NOT_FOUND } from './contributions.ts';
 import type { EngineView } from './engine-view.ts';
 import { type ExposurePolicy, HARD_FLOOR, isExposed } from './exposure.ts';
 import type { Log } from './log.ts';
 import { paginate } from './pagination.ts';
-import { getPrompt, listPrompts, promptCompletions } from './prompts.ts';
+import { getPrompt, isBuiltinPrompt, listPrompts, promptCompletions } from './prompts.ts';
 import { type ContextInfo, RESOURCE_TEMPLATES, RESOURCES, ResourceService } from './resources.ts';
+import { ErrorCode, RpcError } from './rpc-error.ts';
 import { DEFAULT_LOG_LEVEL, MAX_SUBSCRIPTION_URI, MAX_SUBSCRIPTIONS, type McpSession, type SessionHub } from './sessions.ts';
-import type { ToolService } from './tools.ts';
+import type { CallFunctionIds, ToolService } from './tools.ts';
 
 // One MCP `Server` (the SDK's low-level class) per session, with every handler of mcp.md §4-§10
 // and the fixes of §19. Params are validated here, so bad params are -32602 (the SDK alone
@@ -42,8 +44,8 @@ export interface ServerDeps {
   hub: SessionHub;
   log: Log;
   engineUrl: string;
-  progressFunctionId: string;
-  logFunctionId: string;
+  functionIds: CallFunctionIds;
+  contributions: ContributionService;
   /** Called after a subscription is recorded (the watcher takes its baseline). */
   onSubscribe?: (uri: string) => Promise<void>;
 }
@@ -71,7 +73,7 @@ function jsonSchemaValidator(): AjvJsonSchemaValidator {
 
 function params<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value ?? {});
-  if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${describeZodError(parsed.error)}`);
+  if (!parsed.success) throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${describeZodError(parsed.error)}`);
   return parsed.data;
 }
 
@@ -97,8 +99,8 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
     {
       capabilities: {
         tools: { listChanged: true },
-        resources: { subscribe: true, listChanged: false },
-        prompts: { listChanged: false },
+        resources: { subscribe: true, listChanged: true },
+        prompts: { listChanged: true },
         completions: {},
       },
       instructions: INSTRUCTIONS,
@@ -124,14 +126,13 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
     engineUrl: deps.engineUrl,
     policy: deps.policy,
     builtinsVisible: builtinsVisible(transport, deps.flags),
-    progressFunctionId: deps.progressFunctionId,
-    logFunctionId: deps.logFunctionId,
+    functionIds: deps.functionIds,
   });
   server.onerror = (err) => deps.log.debug(`session ${id}: ${err.message}`);
 
   server.setRequestHandler(method('initialize'), async (request) => {
     const parsed = InitializeRequestSchema.safeParse(request);
-    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${describeZodError(parsed.error as never)}`);
+    if (!parsed.success) throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${describeZodError(parsed.error as never)}`);
     const requested = parsed.data.params.protocolVersion;
     const version = (SUPPORTED_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_VERSION;
     // the SDK records the client's capabilities and info; we only narrow the version set
@@ -153,9 +154,9 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
   protocolSetRequestHandler.call(server, method('tools/call'), async (request, extra) => {
     const p = (request.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: { progressToken?: string | number } };
     if (typeof p.name !== 'string' || p.name === '')
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: name must be a non-empty string');
+      throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: name must be a non-empty string');
     if (p.arguments !== undefined && (p.arguments === null || typeof p.arguments !== 'object' || Array.isArray(p.arguments))) {
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: arguments must be an object');
+      throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: arguments must be an object');
     }
     return deps.tools.call(p.name, p.arguments as Record<string, unknown> | undefined, {
       session,
@@ -168,27 +169,32 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
 
   server.setRequestHandler(method('resources/list'), async (request) => {
     const { cursor } = params(Cursor, request.params);
-    const { page, nextCursor } = paginate('resources', RESOURCES, cursor);
+    const own = (await deps.contributions.list()).resources.map(listedResource);
+    const { page, nextCursor } = paginate('resources', [...RESOURCES, ...own], cursor);
     return nextCursor ? { resources: page, nextCursor } : { resources: page };
   });
   server.setRequestHandler(method('resources/templates/list'), async (request) => {
     const { cursor } = params(Cursor, request.params);
-    const { page, nextCursor } = paginate('templates', RESOURCE_TEMPLATES, cursor);
+    const own = (await deps.contributions.list()).templates.map(listedTemplate);
+    const { page, nextCursor } = paginate('templates', [...RESOURCE_TEMPLATES, ...own], cursor);
     return nextCursor ? { resourceTemplates: page, nextCursor } : { resourceTemplates: page };
   });
   server.setRequestHandler(method('resources/read'), async (request) => {
     const { uri } = params(Uri, request.params);
-    return resources.read(uri, context);
+    if (uri.toLowerCase().startsWith('eng:')) return resources.read(uri, context);
+    const read = await deps.contributions.read(uri);
+    if (!read) throw new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+    return read;
   });
   server.setRequestHandler(method('resources/subscribe'), async (request) => {
     const { uri } = params(Uri, request.params);
-    if (!ResourceService.validUri(uri)) throw new McpError(ErrorCode.InvalidParams, `Invalid URI: ${uri}`);
+    if (!ResourceService.validUri(uri)) throw new RpcError(ErrorCode.InvalidParams, `Invalid URI: ${uri}`);
     if (uri.length > MAX_SUBSCRIPTION_URI) {
-      throw new McpError(ErrorCode.InvalidParams, `Invalid params: uri is longer than ${MAX_SUBSCRIPTION_URI} characters`);
+      throw new RpcError(ErrorCode.InvalidParams, `Invalid params: uri is longer than ${MAX_SUBSCRIPTION_URI} characters`);
     }
     if (!session.subscriptions.has(uri)) {
       if (session.subscriptions.size >= MAX_SUBSCRIPTIONS) {
-        throw new McpError(
+        throw new RpcError(
           ErrorCode.InvalidParams,
           `Invalid params: a session may hold ${MAX_SUBSCRIPTIONS} subscriptions; unsubscribe from one first`,
         );
@@ -201,19 +207,23 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
   });
   server.setRequestHandler(method('resources/unsubscribe'), async (request) => {
     const { uri } = params(Uri, request.params);
-    if (!ResourceService.validUri(uri)) throw new McpError(ErrorCode.InvalidParams, `Invalid URI: ${uri}`);
+    if (!ResourceService.validUri(uri)) throw new RpcError(ErrorCode.InvalidParams, `Invalid URI: ${uri}`);
     if (session.subscriptions.delete(uri)) session.subscriptionBytes -= uri.length;
     return {};
   });
 
   server.setRequestHandler(method('prompts/list'), async (request) => {
     const { cursor } = params(Cursor, request.params);
-    const { page, nextCursor } = paginate('prompts', listPrompts(), cursor);
+    const own = (await deps.contributions.list()).prompts.map(listedPrompt);
+    const { page, nextCursor } = paginate('prompts', [...listPrompts(), ...own], cursor);
     return nextCursor ? { prompts: page, nextCursor } : { prompts: page };
   });
   server.setRequestHandler(method('prompts/get'), async (request) => {
     const p = params(GetPrompt, request.params);
-    return getPrompt(p.name, p.arguments);
+    if (isBuiltinPrompt(p.name)) return getPrompt(p.name, p.arguments);
+    const rendered = await deps.contributions.getPrompt(p.name, p.arguments);
+    if (!rendered) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${p.name}`);
+    return rendered;
   });
 
   server.setRequestHandler(method('completion/complete'), async (request) => {
@@ -229,7 +239,7 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
   server.setRequestHandler(method('logging/setLevel'), async (request) => {
     const { level } = params(SetLevel, request.params);
     const parsed = LoggingLevelSchema.safeParse(level);
-    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Unknown log level: ${level}`);
+    if (!parsed.success) throw new RpcError(ErrorCode.InvalidParams, `Unknown log level: ${level}`);
     session.logLevel = parsed.data;
     return {};
   });
@@ -252,7 +262,7 @@ async function resourceCompletions(deps: ServerDeps, uri: string, argument: stri
       return (await deps.view.listTriggers()).filter((t) => exposed.has(t.function_id)).map((t) => t.id);
     }
   } catch (err) {
-    throw new McpError(ErrorCode.InternalError, `cannot read completions from the eng engine: ${redactText((err as Error).message)}`);
+    throw new RpcError(ErrorCode.InternalError, `cannot read completions from the eng engine: ${redactText((err as Error).message)}`);
   }
   return [];
 }

@@ -22,22 +22,31 @@ export interface McpSession {
   /** UTF-16 length of the subscribed URIs: what subscriptions add to the session's memory. */
   subscriptionBytes: number;
   lastActiveMs: number;
+  /**
+   * Over HTTP: end the SSE stream that carries `requestId`'s answer now (SEP-1699 polling), the
+   * client resuming with `Last-Event-ID` after `retryMs`. Undefined when done, else why not.
+   */
+  releaseStream?: (requestId: RequestId, retryMs: number) => string | undefined;
 }
 
 /** Per-session subscription bounds, so a session's memory stays bounded too. */
 export const MAX_SUBSCRIPTIONS = 256;
 export const MAX_SUBSCRIPTION_URI = 2048;
 
-interface ProgressSlot {
+/** One tools/call in flight, as the function it runs sees it: an opaque key in `metadata.mcp.token`. */
+export interface CallSlot {
   session: McpSession;
   requestId: RequestId;
-  clientToken: string | number;
+  /** The client's `_meta.progressToken`, when it asked for progress. */
+  clientToken?: string | number;
   last: number;
+  /** Aborted when the client cancels the call. */
+  signal: AbortSignal;
 }
 
 export class SessionHub {
   private readonly sessions = new Map<string, McpSession>();
-  private readonly progress = new Map<string, ProgressSlot>();
+  private readonly calls = new Map<string, CallSlot>();
 
   add(session: McpSession): void {
     this.sessions.set(session.id, session);
@@ -45,7 +54,7 @@ export class SessionHub {
 
   remove(session: McpSession): void {
     this.sessions.delete(session.id);
-    for (const [token, slot] of this.progress) if (slot.session === session) this.progress.delete(token);
+    for (const [token, slot] of this.calls) if (slot.session === session) this.calls.delete(token);
   }
 
   all(): McpSession[] {
@@ -66,6 +75,18 @@ export class SessionHub {
   toolsChanged(): void {
     for (const session of this.sessions.values()) {
       if (session.initialized) void session.server.sendToolListChanged().catch(() => undefined);
+    }
+  }
+
+  resourcesListChanged(): void {
+    for (const session of this.sessions.values()) {
+      if (session.initialized) void session.server.sendResourceListChanged().catch(() => undefined);
+    }
+  }
+
+  promptsListChanged(): void {
+    for (const session of this.sessions.values()) {
+      if (session.initialized) void session.server.sendPromptListChanged().catch(() => undefined);
     }
   }
 
@@ -92,22 +113,24 @@ export class SessionHub {
     return delivered;
   }
 
-  /** A progress slot for one in-flight request; the opaque key goes to the function, never the client's token. */
-  openProgress(session: McpSession, requestId: RequestId, clientToken: string | number): { key: string; close(): void } {
+  /** A slot for one call in flight; the opaque key goes to the function, never the client's token. */
+  openCall(session: McpSession, requestId: RequestId, signal: AbortSignal, clientToken?: string | number): { key: string; close(): void } {
     const key = randomUUID();
-    this.progress.set(key, { session, requestId, clientToken, last: Number.NEGATIVE_INFINITY });
-    return { key, close: () => this.progress.delete(key) };
+    this.calls.set(key, { session, requestId, clientToken, signal, last: Number.NEGATIVE_INFINITY });
+    return { key, close: () => this.calls.delete(key) };
   }
 
-  /** The session and request behind a progress key (for log messages related to a call). */
-  slot(key: string): { session: McpSession; requestId: RequestId } | undefined {
-    return this.progress.get(key);
+  /** The call behind a key, while it runs. */
+  call(key: string): CallSlot | undefined {
+    return this.calls.get(key);
   }
 
   /** spec basic/utilities/progress: values must increase; nothing after the request finished. */
   reportProgress(key: string, progress: number, total?: number, message?: string): { ok: true } | { ok: false; error: string } {
-    const slot = this.progress.get(key);
+    const slot = this.calls.get(key);
     if (!slot) return { ok: false, error: 'unknown or finished progress token' };
+    if (slot.clientToken === undefined)
+      return { ok: false, error: 'the client did not ask for progress on this call (no _meta.progressToken)' };
     if (!(progress > slot.last)) return { ok: false, error: `progress must increase (last ${slot.last}, got ${progress})` };
     slot.last = progress;
     const params: Record<string, unknown> = { progressToken: slot.clientToken, progress };

@@ -1,4 +1,3 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { type FunctionRow, toolName } from './exposure.ts';
 
 // spec: mcp.md §5 and §10, MCP 2025-06-18+ tools — an engine function as an MCP tool.
@@ -85,25 +84,4 @@ export function toolOf(row: FunctionRow, protocolVersion?: string): ToolDefiniti
   return tool;
 }
 
-const validator = new AjvJsonSchemaValidator();
-const compiled = new Map<string, (value: unknown) => { valid: boolean; errorMessage?: string }>();
-const MAX_COMPILED = 500;
-
-/** Validate against a JSON schema; compiled validators are cached by schema text. A broken schema validates nothing. */
-export function validateAgainst(schema: JsonObject, value: unknown): string | undefined {
-  const key = JSON.stringify(schema);
-  let check = compiled.get(key);
-  if (!check) {
-    try {
-      // ajv speaks draft-07 here; a 2020-12 `$schema` (what zod emits) would make it refuse the schema
-      const { $schema: _dialect, ...body } = schema;
-      check = validator.getValidator(body as never) as (value: unknown) => { valid: boolean; errorMessage?: string };
-    } catch {
-      check = () => ({ valid: true });
-    }
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(key, check);
-  }
-  const result = check(value);
-  return result.valid ? undefined : (result.errorMessage ?? 'invalid');
-}
+export { validateAgainst } from './json-schema.ts';

@@ -1,3 +1,4 @@
+import { type ContributionService, listedPrompt, listedResource, listedTemplate } from './contributions.ts';
 import type { EngineView } from './engine-view.ts';
 import type { ExposurePolicy } from './exposure.ts';
 import type { Log } from './log.ts';
@@ -12,8 +13,12 @@ import { exposedTools } from './tools.ts';
 // which catches what no event reports: trigger changes, and metadata changes on an iii engine
 // (eng fires `functions-available` for those too).
 
+const EMPTY_RESOURCES = JSON.stringify({ resources: [], templates: [] });
+
 export class ChangeWatcher {
   private lastTools?: string;
+  private lastResourceList?: string;
+  private lastPromptList?: string;
   private readonly lastResources = new Map<string, string>();
   private running = false;
   private again = false;
@@ -26,6 +31,7 @@ export class ChangeWatcher {
     private readonly resources: ResourceService,
     private readonly context: () => ContextInfo,
     private readonly log: Log,
+    private readonly contributions?: ContributionService,
   ) {}
 
   start(pollMs: number): void {
@@ -63,6 +69,12 @@ export class ChangeWatcher {
     this.lastTools ??= '[]';
   }
 
+  /** The same for resources, templates and prompts contributed by functions. */
+  degradedContributionsServed(): void {
+    this.lastResourceList ??= EMPTY_RESOURCES;
+    this.lastPromptList ??= '[]';
+  }
+
   /** Record a subscription's current content, so the first change after subscribing is noticed. */
   async prime(uri: string): Promise<void> {
     if (!uri.startsWith('eng://') || this.lastResources.has(uri)) return;
@@ -83,12 +95,28 @@ export class ChangeWatcher {
     // disconnected, clients are shown no function tools (ToolService.list): that is the baseline,
     // unless we never had one (startup), when nobody has seen a list worth correcting yet
     if (!this.view.connected && this.lastTools === undefined) return;
-    const tools = JSON.stringify(this.view.connected ? exposedTools(await this.view.listFunctions(), this.policy) : []);
+    const rows = this.view.connected ? await this.view.listFunctions() : [];
+    const tools = JSON.stringify(exposedTools(rows, this.policy));
     if (this.lastTools !== undefined && tools !== this.lastTools) {
       this.log.info('the set of exposed tools changed; notifying clients');
       this.hub.toolsChanged();
     }
     this.lastTools = tools;
+    if (this.contributions) {
+      const found = this.contributions.of(rows);
+      const resources = JSON.stringify({ resources: found.resources.map(listedResource), templates: found.templates.map(listedTemplate) });
+      const prompts = JSON.stringify(found.prompts.map(listedPrompt));
+      if (this.lastResourceList !== undefined && resources !== this.lastResourceList) {
+        this.log.info('the resources contributed by functions changed; notifying clients');
+        this.hub.resourcesListChanged();
+      }
+      if (this.lastPromptList !== undefined && prompts !== this.lastPromptList) {
+        this.log.info('the prompts contributed by functions changed; notifying clients');
+        this.hub.promptsListChanged();
+      }
+      this.lastResourceList = resources;
+      this.lastPromptList = prompts;
+    }
 
     if (!this.view.connected) return;
     const subscribed = this.hub.subscribedUris();

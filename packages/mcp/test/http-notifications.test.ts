@@ -25,22 +25,22 @@ const cleanup: Array<() => Promise<unknown>> = [];
 beforeAll(async () => {
   engine = await startMcpEngine();
   worker = await demoWorker(engine);
-  // an exposed function that sends an MCP log message through eng-mcp's log function, with or
-  // without the call's token (with it: to the calling request; without: to every session)
+  // an exposed function that sends an MCP log message through eng-mcp's log function, with the
+  // call's token (metadata.mcp.token: to the calling request) or without it (refused: no one to tell)
   worker.registerFunction(
     'notify::log',
-    async (input: { level: string; message: string; related?: boolean }, ctx) => {
-      const mcp = (ctx.metadata as { mcp?: { log_function?: string; progress_token?: string } })?.mcp;
+    async (input: { level: string; message: string; anonymous?: boolean }, ctx) => {
+      const mcp = (ctx.metadata as { mcp?: { log_function?: string; token?: string } })?.mcp;
       if (!mcp?.log_function) return { error: 'no log function in the invocation metadata' };
       const payload: Record<string, unknown> = { level: input.level, data: { message: input.message }, logger: 'notify' };
-      if (input.related) payload.token = mcp.progress_token;
+      if (!input.anonymous) payload.token = mcp.token;
       return worker.call(mcp.log_function, payload);
     },
     {
       description: 'log through eng-mcp',
       request_format: {
         type: 'object',
-        properties: { level: { type: 'string' }, message: { type: 'string' }, related: { type: 'boolean' } },
+        properties: { level: { type: 'string' }, message: { type: 'string' }, anonymous: { type: 'boolean' } },
         required: ['level', 'message'],
       },
       metadata: { 'mcp.expose': true },
@@ -147,28 +147,42 @@ describe('MCP SDK client over Streamable HTTP', () => {
     await waitFor(() => updates.includes('eng://triggers'), 10_000);
   });
 
-  it('logging/setLevel filters notifications/message, for broadcasts (GET stream) and for messages related to a call', async () => {
+  it('logging/setLevel filters notifications/message; a log line reaches the calling request only', async () => {
     const { client, logs } = await sdkClient();
+    const { client: other, logs: otherLogs } = await sdkClient();
+    await other.setLoggingLevel('debug');
     await client.setLoggingLevel('error');
     const below = await client.callTool({ name: 'notify__log', arguments: { level: 'warning', message: 'too low' } });
-    expect(JSON.parse(textOf(below)).ok).toBe(true);
-    const at = await client.callTool({ name: 'notify__log', arguments: { level: 'error', message: 'broadcast' } });
-    expect(JSON.parse(textOf(at))).toMatchObject({ ok: true, delivered: expect.any(Number) });
-    await waitFor(() => logs.some((l) => l.data?.message === 'broadcast'), 8000);
-    expect(logs.find((l) => l.data?.message === 'broadcast')).toEqual({ level: 'error', logger: 'notify', data: { message: 'broadcast' } });
+    expect(JSON.parse(textOf(below))).toEqual({ ok: true, delivered: 0 });
+    const at = await client.callTool({ name: 'notify__log', arguments: { level: 'error', message: 'to the caller' } });
+    expect(JSON.parse(textOf(at))).toEqual({ ok: true, delivered: 1 });
+    await waitFor(() => logs.some((l) => l.data?.message === 'to the caller'), 8000);
+    expect(logs.find((l) => l.data?.message === 'to the caller')).toEqual({
+      level: 'error',
+      logger: 'notify',
+      data: { message: 'to the caller' },
+    });
     expect(logs.some((l) => l.data?.message === 'too low')).toBe(false);
 
-    // related to the call (token): delivered to this session only (the call asked for progress, so it answers as SSE)
+    // the call asked for no progress: still its own log line only (the defect: it reached every session)
     await client.setLoggingLevel('debug');
     const progress: number[] = [];
-    const related = await client.callTool(
-      { name: 'notify__log', arguments: { level: 'info', message: 'related', related: true } },
-      undefined,
-      { onprogress: (p) => progress.push(p.progress) },
-    );
+    const related = await client.callTool({ name: 'notify__log', arguments: { level: 'info', message: 'related' } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(JSON.parse(textOf(related))).toEqual({ ok: true, delivered: 1 });
     await waitFor(() => logs.some((l) => l.data?.message === 'related'), 8000);
     expect(logs.find((l) => l.data?.message === 'related')).toMatchObject({ level: 'info', logger: 'notify' });
+    // without the call's token a function has no one to log to: refused, nothing sent anywhere
+    const anonymous = await client.callTool({ name: 'notify__log', arguments: { level: 'error', message: 'anonymous', anonymous: true } });
+    expect(JSON.parse(textOf(anonymous))).toEqual({
+      ok: false,
+      delivered: 0,
+      error: 'token is required: pass metadata.mcp.token of the call',
+    });
+    await sleep(300);
+    expect(otherLogs).toEqual([]);
+    expect(logs.some((l) => l.data?.message === 'anonymous')).toBe(false);
 
     const unknown = await client.setLoggingLevel('loud' as never).catch((e: unknown) => e);
     expect((unknown as { code?: number }).code).toBe(-32602);
@@ -180,7 +194,26 @@ describe('MCP SDK client over Streamable HTTP', () => {
 const BOTH = 'application/json, text/event-stream';
 
 /** A session opened by hand, with its GET stream read in the background. */
-async function rawSession(): Promise<{ id: string; events: any[]; rpc(id: number, method: string, params?: unknown): Promise<any> }> {
+/** The `data` events of an SSE body, parsed, until it ends. */
+async function sseEvents(res: Response): Promise<any[]> {
+  const events: any[] = [];
+  for (const block of (await res.text()).split('\n\n')) {
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => l.slice(6))
+      .join('\n');
+    if (data) events.push(JSON.parse(data));
+  }
+  return events;
+}
+
+async function rawSession(): Promise<{
+  id: string;
+  events: any[];
+  rpc(id: number, method: string, params?: unknown): Promise<any>;
+  stream(id: number, method: string, params?: unknown): Promise<any[]>;
+}> {
   const post = (body: unknown, session?: string) =>
     fetch(server.url, {
       method: 'POST',
@@ -236,11 +269,17 @@ async function rawSession(): Promise<{ id: string; events: any[]; rpc(id: number
       expect(res.headers.get('content-type')).toContain('application/json');
       return res.json();
     },
+    async stream(requestId, method, params = {}) {
+      const res = await post({ jsonrpc: '2.0', id: requestId, method, params }, id);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      return sseEvents(res);
+    },
   };
 }
 
 describe('bare HTTP client with a GET stream', () => {
-  it('gets resources/updated and log messages on its GET stream; a session that did not subscribe gets no update', async () => {
+  it("gets resources/updated on its GET stream and a call's log line on that call's own POST stream; a session that did not subscribe gets nothing", async () => {
     const watcher = await rawSession();
     const bystander = await rawSession();
     expect((await watcher.rpc(1, 'resources/subscribe', { uri: 'eng://workers' })).result).toEqual({});
@@ -255,15 +294,16 @@ describe('bare HTTP client with a GET stream', () => {
       params: { uri: 'eng://workers' },
     });
 
-    // a broadcast log message at `notice`: through for the watcher, below the bystander's level
-    const call = await watcher.rpc(3, 'tools/call', { name: 'notify__log', arguments: { level: 'notice', message: 'raw broadcast' } });
-    expect(JSON.parse(call.result.content[0].text)).toMatchObject({ ok: true });
-    await waitFor(() => watcher.events.some((e) => e.method === 'notifications/message'), 8000);
-    expect(watcher.events.find((e) => e.method === 'notifications/message')).toEqual({
+    // a log line of a call travels on that call's own POST, which turns into an SSE stream for it
+    const call = await watcher.stream(3, 'tools/call', { name: 'notify__log', arguments: { level: 'notice', message: 'raw related' } });
+    expect(call.map((e) => e.method ?? 'response')).toEqual(['notifications/message', 'response']);
+    expect(call[0]).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/message',
-      params: { level: 'notice', logger: 'notify', data: { message: 'raw broadcast' } },
+      params: { level: 'notice', logger: 'notify', data: { message: 'raw related' } },
     });
+    expect(JSON.parse(call[1].result.content[0].text)).toEqual({ ok: true, delivered: 1 });
+    expect(watcher.events.some((e) => e.method === 'notifications/message')).toBe(false);
 
     await sleep(POLL_MS * 2);
     expect(bystander.events.filter((e) => e.method === 'notifications/resources/updated' || e.method === 'notifications/message')).toEqual(

@@ -91,8 +91,8 @@ describe('sessions and version negotiation', () => {
       expect(result.serverInfo).toMatchObject({ name: 'eng-mcp', version: expect.any(String) });
       expect(result.capabilities).toEqual({
         tools: { listChanged: true },
-        resources: { subscribe: true, listChanged: false },
-        prompts: { listChanged: false },
+        resources: { subscribe: true, listChanged: true },
+        prompts: { listChanged: true },
         completions: {},
         logging: {},
       });

@@ -47,7 +47,12 @@ export interface EndpointOptions {
   maxSessionBytes: number;
   sessionIdleMs: number;
   sessionProtectMs: number;
+  /** What one session's SSE events kept for resumption may take. */
+  replayBytes: number;
 }
+
+/** How long a client waits before it reconnects to a stream (the `retry` of priming events). */
+export const STREAM_RETRY_MS = 1000;
 
 const SESSION_HEADER = 'mcp-session-id';
 const error = (status: number, code: number, message: string, headers?: Record<string, string>) =>
@@ -249,6 +254,19 @@ export class HttpEndpoint {
     if (!('session' in found)) return found;
     // an engine without response channels (iii 0.11) cannot stream: spec streamable-http allows 405 for GET
     if (!input.response) return error(405, -32000, 'Method not allowed: this engine cannot stream responses');
+    const lastEventId = headers['last-event-id'];
+    if (lastEventId !== undefined && lastEventId !== '') {
+      // spec streamable-http §resumability: the stream that broke, from the event after this one
+      const outcome = await found.transport.resume(lastEventId, input.response, { [SESSION_HEADER]: found.session.id });
+      if (outcome === 'resumed') return null;
+      return error(
+        404,
+        -32000,
+        outcome === 'ended'
+          ? `Not Found: the stream of event ${lastEventId} has ended and everything on it was sent`
+          : `Not Found: no stream of this session holds event ${lastEventId} (its events were dropped, or it never existed)`,
+      );
+    }
     if (found.transport.hasStandaloneStream) return error(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
     await found.transport.openStandalone(input.response, { [SESSION_HEADER]: found.session.id });
     return null;
@@ -282,7 +300,7 @@ export class HttpEndpoint {
       );
     }
     let used = this.fixedBytes;
-    for (const entry of this.entries.values()) used += entry.session.subscriptionBytes;
+    for (const entry of this.entries.values()) used += entry.session.subscriptionBytes + entry.transport.replayBytes;
     const fits = () => this.entries.size < maxSessions && used + bytes <= maxSessionBytes;
     if (fits()) return undefined;
     const now = Date.now();
@@ -291,7 +309,7 @@ export class HttpEndpoint {
         if (fits()) break;
         if (now - entry.session.lastActiveMs < sessionProtectMs) break; // LRU order: the rest are newer still
         if (entry.transport.hasStandaloneStream !== withStream) continue;
-        used -= entry.bytes + entry.session.subscriptionBytes;
+        used -= entry.bytes + entry.session.subscriptionBytes + entry.transport.replayBytes;
         this.log.debug(`evicting MCP session ${entry.session.id} (idle ${now - entry.session.lastActiveMs} ms) to make room`);
         void this.close(entry);
       }
@@ -324,7 +342,13 @@ export class HttpEndpoint {
   private async open(bytes: number): Promise<Entry> {
     const id = randomUUID();
     const session = this.createSession(id);
-    const transport = new HttpSessionTransport(id);
+    const transport = new HttpSessionTransport(id, {
+      replayBytes: this.options.replayBytes,
+      retryMs: STREAM_RETRY_MS,
+      // SEP-1699 priming events: for clients of 2025-11-25 and later (older ones may not expect empty events)
+      priming: () => (session.protocolVersion ?? '') >= '2025-11-25',
+    });
+    session.releaseStream = (requestId, retryMs) => transport.release(requestId, retryMs);
     // counted before the first await, so concurrent initializes cannot overshoot the caps
     const entry: Entry = { session, transport, bytes };
     this.entries.set(id, entry);

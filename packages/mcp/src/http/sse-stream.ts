@@ -2,7 +2,8 @@ import type { ChannelWriter } from '@eng/sdk';
 
 // spec: MCP transports/streamable-http (SSE) and engine-protocol §6.1 streaming mode — an SSE
 // response written through the request's `response` channel: `set_status` and `set_headers`
-// text frames first, then the body bytes; ending the channel ends the HTTP response.
+// text frames first, then the body bytes; ending the channel ends the HTTP response. Writes are
+// chained, so what is queued while the stream opens goes out after it, in order.
 
 const KEEPALIVE_MS = 15_000;
 
@@ -14,7 +15,9 @@ export const SSE_HEADERS = {
 
 export class SseStream {
   private closed = false;
+  private failed = false;
   private keepalive?: NodeJS.Timeout;
+  private chain: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly writer: ChannelWriter,
@@ -26,36 +29,59 @@ export class SseStream {
     return !this.closed;
   }
 
-  /** Send status and headers plus a first comment, so the engine starts the response now. */
-  async open(extraHeaders: Record<string, string>): Promise<void> {
-    await this.writer.sendMessage(JSON.stringify({ type: 'set_status', status_code: 200 }));
-    await this.writer.sendMessage(JSON.stringify({ type: 'set_headers', headers: { ...SSE_HEADERS, ...extraHeaders } }));
-    await this.writer.write(': stream open\n\n');
+  /**
+   * Send status and headers, then `first` (a priming event) or a comment, so the engine starts the
+   * response now. Resolves once that is written.
+   */
+  open(extraHeaders: Record<string, string>, first = ': stream open\n\n'): Promise<void> {
+    const writer = this.writer;
+    this.enqueue(async () => {
+      await writer.sendMessage(JSON.stringify({ type: 'set_status', status_code: 200 }));
+      await writer.sendMessage(JSON.stringify({ type: 'set_headers', headers: { ...SSE_HEADERS, ...extraHeaders } }));
+      await writer.write(first);
+    });
     this.keepalive = setInterval(() => this.raw(': keepalive\n\n'), KEEPALIVE_MS);
     this.keepalive.unref();
+    return this.chain;
   }
 
-  /** One JSON-RPC message as an SSE `message` event (never awaited by callers: the writer keeps order). */
-  send(message: unknown): void {
-    this.raw(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-  }
-
-  private raw(text: string): void {
+  /** Text already in SSE form (never awaited by callers: the chain keeps order). */
+  raw(text: string): void {
     if (this.closed) return;
-    this.writer.write(text).catch(() => this.gone());
+    const writer = this.writer;
+    this.enqueue(() => writer.write(text));
   }
 
-  /** End the HTTP response. */
-  close(): void {
-    if (this.closed) return;
-    this.gone();
-    void this.writer.end().catch(() => undefined);
+  /** End the HTTP response; resolves true when everything written before reached the engine. */
+  close(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    this.closed = true;
+    clearInterval(this.keepalive);
+    const writer = this.writer;
+    this.enqueue(() => writer.end());
+    const ended = this.chain.then(() => !this.failed);
+    void ended.then(() => this.onGone());
+    return ended;
   }
 
+  private enqueue(step: () => Promise<unknown>): void {
+    this.chain = this.chain.then(async () => {
+      if (this.failed) return;
+      try {
+        await step();
+      } catch {
+        this.gone();
+      }
+    });
+  }
+
+  /** The client went away (a write failed): nothing more can be written. */
   private gone(): void {
+    this.failed = true;
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.keepalive);
+    void this.writer.end().catch(() => undefined);
     this.onGone();
   }
 }
