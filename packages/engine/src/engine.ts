@@ -61,7 +61,10 @@ export class Engine {
         this.externalWorkers.push(entry);
         return;
       }
-      if (seen.has(builtin.name)) throw new ConfigError(`${file}: workers[${index}] (${entry.name}): ${builtin.name} is listed twice`);
+      // several buses may run side by side (an open one and RBAC ones, spec §2.13); other modules once
+      if (seen.has(builtin.name) && builtin.name !== 'eng-worker-manager') {
+        throw new ConfigError(`${file}: workers[${index}] (${entry.name}): ${builtin.name} is listed twice`);
+      }
       seen.add(builtin.name);
       const module = builtin.create();
       planned.push({ module, config: this.parseModuleConfig(module, entry.config ?? {}, `${file}: workers[${index}] (${entry.name})`) });

@@ -62,7 +62,9 @@ describe('config.yaml', () => {
     expect(engine.moduleNames).toEqual(expect.arrayContaining(['eng-worker-manager', 'eng-engine-functions']));
   });
 
-  it('refuses a built-in module listed twice', () => {
-    expect(() => engineFor('workers:\n  - name: eng-worker-manager\n  - name: iii-worker-manager\n')).toThrow(/listed twice/);
+  it('refuses a built-in module listed twice, except the worker bus (an open one beside RBAC ones)', () => {
+    expect(() => engineFor('workers:\n  - name: eng-http\n  - name: iii-http\n')).toThrow(/eng-http is listed twice/);
+    const engine = engineFor('workers:\n  - name: eng-worker-manager\n  - name: iii-worker-manager#rbac\n    config: { port: 0 }\n');
+    expect(engine.moduleNames.filter((n) => n === 'eng-worker-manager')).toHaveLength(2);
   });
 });

@@ -5,6 +5,7 @@ import type { Core } from '../core/core.ts';
 import type { InvokeOutcome, Settle } from '../core/invoker.ts';
 import type { WorkerPeer } from '../core/workers.ts';
 import type { Logger } from '../log.ts';
+import type { BusSession } from './rbac.ts';
 
 /** Receives binary telemetry frames (§8.1); provided by the observability module. */
 export type TelemetrySink = (prefix: 'OTLP' | 'MTRC' | 'LOGS', payload: Buffer, workerId: string | null) => void;
@@ -26,6 +27,8 @@ export class WorkerConnection implements WorkerPeer {
   private turnOpen = false;
   private cleanup?: Promise<void>;
   private resolveCleanup?: () => void;
+  /** Set on a bus with `rbac` or `middleware_function_id` (bus/rbac.ts): every frame passes it first. */
+  session?: BusSession;
 
   constructor(
     private readonly socket: WebSocket,
@@ -49,6 +52,7 @@ export class WorkerConnection implements WorkerPeer {
   /** Send a frame: an object (serialised here), JSON text, or the UTF-8 bytes of JSON text relayed as received. */
   send(frame: object | string | Buffer): boolean {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
+    if (this.session) frame = this.session.outgoing(frame);
     this.batchFrames();
     if (typeof frame === 'string') this.socket.send(frame);
     else if (Buffer.isBuffer(frame)) this.socket.send(frame, { binary: false });
@@ -121,9 +125,19 @@ export class WorkerConnection implements WorkerPeer {
       return;
     }
     try {
-      this.handle(decoded.message, data);
+      if (this.session) this.session.receive(decoded.message, data);
+      else this.handle(decoded.message, data);
     } catch (err) {
       this.log.error(`failed to handle ${decoded.message.type} from worker ${this.id}`, { error: (err as Error).message });
+    }
+  }
+
+  /** A frame the RBAC session let through (maybe rewritten), handled as an open bus does. */
+  process(message: Message, raw: Buffer): void {
+    try {
+      this.handle(message, raw);
+    } catch (err) {
+      this.log.error(`failed to handle ${message.type} from worker ${this.id}`, { error: (err as Error).message });
     }
   }
 

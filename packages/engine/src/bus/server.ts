@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts';
 import { ChannelManager } from './channels.ts';
 import { type TelemetrySink, telemetryPrefix, WorkerConnection } from './connection.ts';
 import { AllowedOriginsSchema, OriginGate } from './origins.ts';
+import { AuthErrorCode, BusPolicy, BusSession, type Grants, RbacConfigSchema } from './rbac.ts';
 import {
   capConnections,
   defaultMaxConnections,
@@ -39,6 +40,10 @@ export const WorkerManagerConfig = z
     heartbeat_timeout_ms: HeartbeatTimeoutSchema,
     /** Browser origins (`http://localhost:5173`) whose pages may open the bus; others get 403 (origins.ts). */
     allowed_origins: AllowedOriginsSchema,
+    /** Calls from this bus's workers (except engine built-ins) go to this function instead (spec §2.5 step 3). */
+    middleware_function_id: z.string().min(1).optional(),
+    /** Who may connect to this bus and what they may do (bus/rbac.ts, spec §2.13). */
+    rbac: RbacConfigSchema.optional(),
   })
   .strict()
   .refine(...heartbeatRefinement);
@@ -51,7 +56,17 @@ export const BusService = {
   Address: 'bus.address',
   /** `(request, socket, head) => void`: take over a WebSocket upgrade accepted by another process (see `adopt`). */
   Adopt: 'bus.adopt',
+  /** Every bus of the engine (several eng-worker-manager entries), in config order. */
+  Instances: 'bus.instances',
+  /** `BusListing[]`: where each bus listens and whether it is guarded; announced as `buses`. */
+  Listing: 'address.buses',
 } as const;
+
+/** One bus as the engine announces it (several eng-worker-manager entries, spec §2.13). */
+export interface BusListing extends BusAddress {
+  rbac: boolean;
+  middleware_function_id: string | null;
+}
 
 /**
  * An upgrade request another process read off a TCP socket it then handed to the engine (the
@@ -83,11 +98,20 @@ export class WorkerBus {
   private closing = false;
   private heartbeat?: Heartbeat;
 
+  private readonly ownsChannels: boolean;
+  /** Set when the bus has `rbac` or `middleware_function_id`. */
+  readonly policy?: BusPolicy;
+
   constructor(
     private readonly ctx: ModuleContext<WorkerManagerConfig>,
     private readonly log: Logger,
+    /** Another bus's channels: every bus serves the same ones (a channel ref names no host). */
+    shared?: ChannelManager,
   ) {
-    this.channels = new ChannelManager(log.child('channels'));
+    this.channels = shared ?? new ChannelManager(log.child('channels'));
+    this.ownsChannels = !shared;
+    const { middleware_function_id, rbac } = ctx.config;
+    if (middleware_function_id || rbac) this.policy = new BusPolicy(ctx.core, middleware_function_id, rbac, log);
   }
 
   async listen(): Promise<BusAddress> {
@@ -125,7 +149,7 @@ export class WorkerBus {
   async close(): Promise<void> {
     this.closing = true;
     this.heartbeat?.stop();
-    this.channels.close();
+    if (this.ownsChannels) this.channels.close();
     for (const socket of this.sockets) socket.close(1001, 'engine shutting down');
     await new Promise((r) => setTimeout(r, 50));
     for (const socket of this.sockets) socket.terminate();
@@ -170,7 +194,7 @@ export class WorkerBus {
     if (path === '/otel') {
       wss.handleUpgrade(req, socket, head, (ws) => {
         this.heartbeat?.watch(ws, socket);
-        this.acceptTelemetry(ws);
+        this.admit(ws, req, () => this.acceptTelemetry(ws));
       });
       return;
     }
@@ -215,7 +239,41 @@ export class WorkerBus {
     const connection = new WorkerConnection(ws, req.socket.remoteAddress ?? null, this.ctx.core, this.log, () =>
       this.ctx.services.get<TelemetrySink>(BusService.Telemetry),
     );
-    connection.start();
+    this.admit(ws, req, (grants) => {
+      if (grants && this.policy) connection.session = new BusSession(this.policy, grants, connection);
+      connection.start();
+    });
+  }
+
+  /**
+   * spec §2.1 session step: on a bus with `rbac`, the auth function decides before the connection
+   * exists. Frames that arrive meanwhile are held and replayed in order; a refusal is one `error`
+   * frame, then a close (1008).
+   */
+  private admit(ws: WebSocket, req: IncomingMessage, open: (grants?: Grants) => void): void {
+    const policy = this.policy;
+    if (!policy) {
+      open();
+      return;
+    }
+    const held: Array<[unknown, boolean]> = [];
+    const hold = (data: unknown, isBinary: boolean) => held.push([data, isBinary]);
+    ws.on('message', hold);
+    ws.pause();
+    void policy.authenticate(req).then((result) => {
+      ws.off('message', hold);
+      if (ws.readyState !== ws.OPEN) return;
+      if (!result.ok) {
+        this.log.warn(`connection from ${req.socket.remoteAddress ?? '?'} refused: ${result.error.message}`);
+        ws.send(JSON.stringify({ type: 'error', error: result.error }));
+        ws.resume(); // the close handshake needs the peer's close frame read
+        ws.close(1008, AuthErrorCode);
+        return;
+      }
+      open(result.grants);
+      for (const [data, isBinary] of held) ws.emit('message', data, isBinary);
+      ws.resume();
+    });
   }
 
   private acceptTelemetry(ws: WebSocket): void {
@@ -284,7 +342,12 @@ export function workerManagerModule(): EngineModule<WorkerManagerConfig> {
     configSchema: WorkerManagerConfig,
     mandatory: true,
     async start(ctx) {
-      bus = new WorkerBus(ctx, ctx.log);
+      const shared = ctx.services.get<ChannelManager>(BusService.Channels);
+      bus = new WorkerBus(ctx, ctx.log, shared);
+      ctx.services.set(BusService.Instances, [...(ctx.services.get<WorkerBus[]>(BusService.Instances) ?? []), bus]);
+      context = ctx;
+      // another eng-worker-manager entry (spec §2.13): it serves the first bus's channels and functions
+      if (shared) return;
       ctx.services.set(BusService.Channels, bus.channels);
       ctx.core.onWorkerDisconnect((workerId) => bus?.channels.removeOwnedBy(workerId));
       ctx.registerFunction(
@@ -304,10 +367,25 @@ export function workerManagerModule(): EngineModule<WorkerManagerConfig> {
     async afterStart() {
       if (!bus || !context) return;
       const address = await bus.listen();
-      context.services.set(BusService.Address, address);
-      const serving = bus;
-      context.services.set<BusAdopt>(BusService.Adopt, (request, socket) => serving.adopt(request, socket));
-      context.log.info(`worker bus listening on ${address.url}`);
+      const buses = context.services.get<WorkerBus[]>(BusService.Instances) ?? [bus];
+      const policy = bus.policy;
+      context.services.set<BusListing[]>(BusService.Listing, [
+        ...(context.services.get<BusListing[]>(BusService.Listing) ?? []),
+        { ...address, rbac: !!policy?.rbac, middleware_function_id: policy?.middlewareFunctionId ?? null },
+      ]);
+      // the engine's address (launched workers, the CLI, the console's hand-over) is the first bus
+      // without rbac; RBAC buses are for browsers and third-party workers
+      if (bus === (buses.find((b) => !b.policy?.rbac) ?? buses[0])) {
+        context.services.set(BusService.Address, address);
+        const serving = bus;
+        context.services.set<BusAdopt>(BusService.Adopt, (request, socket) => serving.adopt(request, socket));
+      }
+      const guard = policy?.rbac
+        ? ` (RBAC${policy.rbac.auth_function_id ? `: auth ${policy.rbac.auth_function_id}` : ''}${policy.middlewareFunctionId ? `, middleware ${policy.middlewareFunctionId}` : ''})`
+        : policy?.middlewareFunctionId
+          ? ` (middleware ${policy.middlewareFunctionId})`
+          : '';
+      context.log.info(`worker bus listening on ${address.url}${guard}`);
     },
     async stop() {
       await bus?.close();

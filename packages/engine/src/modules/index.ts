@@ -34,7 +34,10 @@ export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => Engine
 ];
 
 export function findBuiltin(name: string): { name: string; create: () => EngineModule<any> } | undefined {
-  const base = name.replace(/^iii-/, 'eng-');
+  // `iii-worker-manager#rbac`: a `#name` suffix tells several entries of one module apart (spec §7.1)
+  const base = name.replace(/#.*$/, '').replace(/^iii-/, 'eng-');
   // a module's own aliases resolve too (e.g. `queue`, the name of iii 0.22.1's registry queue worker)
-  return BUILTIN_MODULES.find((m) => m.name === base) ?? BUILTIN_MODULES.find((m) => m.create().aliases?.includes(name));
+  return (
+    BUILTIN_MODULES.find((m) => m.name === base) ?? BUILTIN_MODULES.find((m) => m.create().aliases?.includes(name.replace(/#.*$/, '')))
+  );
 }
