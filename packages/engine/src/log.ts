@@ -19,6 +19,29 @@ export type LogSink = (record: LogRecord) => void;
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+(?::[^\s/@]*)?@/gi;
 const SECRET_PARAMS = /([?&](?:key|token|access_key|password|secret|api_key)=)[^&\s"]+/gi;
 
+// C0 controls but tab, DEL, C1 controls, line/paragraph separators and bidi overrides: a foreign
+// id with a newline would otherwise forge a whole log line, an ESC sequence repaint the terminal
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r' };
+
+/**
+ * Control characters of `text` written as escapes (`\n`, `\u001b`), so a log line built from
+ * foreign strings (ids, names, worker log bodies) stays one line and paints nothing.
+ */
+export function escapeControl(text: string): string {
+  CONTROL.lastIndex = 0;
+  if (!CONTROL.test(text)) return text;
+  return text.replace(CONTROL, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Longest message printed on one line; the rest is cut with a count (a 1 MiB id must not become a 1 MiB line). */
+export const MAX_LINE_MESSAGE = 8192;
+
+function clampLine(text: string): string {
+  return text.length > MAX_LINE_MESSAGE ? `${text.slice(0, MAX_LINE_MESSAGE)}…[${text.length - MAX_LINE_MESSAGE} more characters]` : text;
+}
+
 /** Remove credentials from URLs and secret query parameters from any text. */
 export function redact(text: string): string {
   return text.replace(URL_CREDENTIALS, '$1').replace(SECRET_PARAMS, '$1***');
@@ -70,11 +93,17 @@ export class Logger {
     }
     if (LEVELS[level] < Logger.threshold) return;
     let line: string;
+    const text = clampLine(record.message);
     if (Logger.json) {
-      line = JSON.stringify({ time: new Date(record.time).toISOString(), level, scope: this.scope, msg: record.message, ...data });
+      const fields = { time: new Date(record.time).toISOString(), level, scope: this.scope, msg: text };
+      try {
+        line = JSON.stringify({ ...fields, ...data });
+      } catch {
+        line = JSON.stringify({ ...fields, data: '[unserialisable]' });
+      }
     } else {
       const extra = data && Object.keys(data).length ? ` ${safeJson(data)}` : '';
-      line = `${new Date(record.time).toISOString()} ${level.toUpperCase().padEnd(5)} [${this.scope}] ${record.message}${extra}`;
+      line = `${new Date(record.time).toISOString()} ${level.toUpperCase().padEnd(5)} [${escapeControl(this.scope)}] ${escapeControl(text)}${extra}`;
     }
     process.stderr.write(`${redact(line)}\n`);
   }

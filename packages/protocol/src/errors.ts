@@ -29,6 +29,9 @@ export const ErrorCode = {
   TriggerTypeNotFound: 'trigger_type_not_found',
   // a worker's registerfunction/registertriggertype of an engine built-in's id (registrationrejected frame)
   ReservedId: 'RESERVED_ID',
+  // JSON nested deeper than the engine accepts (bus frames, HTTP and OTLP bodies), and over-long ids
+  JsonTooDeep: 'JSON_TOO_DEEP',
+  IdTooLong: 'ID_TOO_LONG',
   MemoryExporterNotEnabled: 'memory_exporter_not_enabled',
   NotFound: 'NOT_FOUND',
   InvalidArguments: 'INVALID_ARGUMENTS',

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type DecodeResult, decodeMessage, type ErrorBody, type InvokeFunction, type Message } from '@eng/protocol';
+import { type DecodeResult, decodeMessage, type ErrorBody, ErrorCode, type InvokeFunction, type Message } from '@eng/protocol';
 import type { WebSocket } from 'ws';
 import type { Core } from '../core/core.ts';
 import type { InvokeOutcome, Settle } from '../core/invoker.ts';
+import { jsonTooDeep, MAX_JSON_DEPTH, tooDeepMessage, topLevelStrings } from '../core/json-limits.ts';
 import type { WorkerPeer } from '../core/workers.ts';
 import type { Logger } from '../log.ts';
 import type { BusSession } from './rbac.ts';
@@ -16,6 +17,12 @@ export function telemetryPrefix(data: Buffer): 'OTLP' | 'MTRC' | 'LOGS' | null {
   if (data.length < 4) return null;
   const prefix = data.toString('latin1', 0, 4);
   return TELEMETRY_PREFIXES.has(prefix) ? (prefix as 'OTLP' | 'MTRC' | 'LOGS') : null;
+}
+
+/** What the bus accepts in one frame beyond its size (ws enforces `max_frame_bytes`). */
+export interface FrameLimits {
+  /** `max_frame_depth`: deepest nesting of arrays/objects in a text frame. */
+  maxDepth: number;
 }
 
 /** One worker connected to the bus (path `/`). */
@@ -36,6 +43,7 @@ export class WorkerConnection implements WorkerPeer {
     private readonly core: Core,
     private readonly log: Logger,
     private readonly telemetry: () => TelemetrySink | undefined,
+    private readonly limits: FrameLimits = { maxDepth: MAX_JSON_DEPTH },
   ) {}
 
   start(): void {
@@ -49,14 +57,19 @@ export class WorkerConnection implements WorkerPeer {
     });
   }
 
-  /** Send a frame: an object (serialised here), JSON text, or the UTF-8 bytes of JSON text relayed as received. */
+  /**
+   * Send a frame: an object (serialised here), JSON text, or the UTF-8 bytes of JSON text relayed
+   * as received. Throws when an object cannot be serialised (nested too deep for the stack, a
+   * BigInt): callers that carry foreign data catch it and answer with an error.
+   */
   send(frame: object | string | Buffer): boolean {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
     if (this.session) frame = this.session.outgoing(frame);
+    // serialised before anything is corked, so a throw leaves the socket as it was
+    const text = typeof frame === 'string' || Buffer.isBuffer(frame) ? frame : JSON.stringify(frame);
     this.batchFrames();
-    if (typeof frame === 'string') this.socket.send(frame);
-    else if (Buffer.isBuffer(frame)) this.socket.send(frame, { binary: false });
-    else this.socket.send(JSON.stringify(frame));
+    if (typeof text === 'string') this.socket.send(text);
+    else this.socket.send(text, { binary: false });
     return true;
   }
 
@@ -117,6 +130,11 @@ export class WorkerConnection implements WorkerPeer {
         return;
       }
     }
+    // measured before parsing: a deep value would overflow the stack wherever it is written out again
+    if (jsonTooDeep(data, this.limits.maxDepth)) {
+      this.refuseDeep(data);
+      return;
+    }
     const text = data.toString('utf8');
     const decoded: DecodeResult | undefined = decodeMessage(text);
     if (!decoded) return;
@@ -129,6 +147,50 @@ export class WorkerConnection implements WorkerPeer {
       else this.handle(decoded.message, data);
     } catch (err) {
       this.log.error(`failed to handle ${decoded.message.type} from worker ${this.id}`, { error: (err as Error).message });
+    }
+  }
+
+  /**
+   * A frame nested deeper than `max_frame_depth`: never parsed. Whoever waits on it gets an error
+   * (the caller of an invocation, the caller an executor's result was for, a registering worker);
+   * anything else is dropped with a log line.
+   */
+  private refuseDeep(raw: Buffer): void {
+    const fields = topLevelStrings(raw, ['type', 'invocation_id', 'function_id', 'id', 'trigger_type']);
+    const type = fields.type ?? '(unknown)';
+    const message = tooDeepMessage(`"${type}" frame`, this.limits.maxDepth, 'max_frame_depth of eng-worker-manager');
+    const error: ErrorBody = { code: ErrorCode.JsonTooDeep, message };
+    this.log.warn(`refused a frame from worker ${this.id}: ${message}`, {
+      type,
+      ...(fields.function_id ? { function_id: fields.function_id } : {}),
+      ...(fields.id ? { id: fields.id } : {}),
+    });
+    const invocationId = fields.invocation_id;
+    switch (type) {
+      case 'invokefunction':
+        if (invocationId) this.sendResult(invocationId, fields.function_id ?? '', { ok: false, error });
+        return;
+      case 'invocationresult':
+        // the caller waits for this result: it gets the refusal instead
+        if (invocationId) this.core.invoker.complete(invocationId, { ok: false, error }, this.id);
+        return;
+      case 'registerfunction':
+        if (fields.id) this.rejectRegistration(error, { function_id: fields.id });
+        return;
+      case 'registertriggertype':
+        if (fields.id) this.rejectRegistration(error, { trigger_type: fields.id });
+        return;
+      case 'registertrigger':
+        if (fields.id) {
+          this.send({
+            type: 'triggerregistrationresult',
+            id: fields.id,
+            trigger_type: fields.trigger_type ?? '',
+            function_id: fields.function_id ?? '',
+            error,
+          });
+        }
+        return;
     }
   }
 
@@ -223,7 +285,8 @@ export class WorkerConnection implements WorkerPeer {
                 error: result.error,
               });
             }
-          });
+          })
+          .catch((err: Error) => this.log.error(`trigger ${message.id} (${message.trigger_type}) failed to bind: ${err.message}`));
         return;
       case 'triggerregistrationresult':
         core.handleTriggerResult(this.id, message.id, message.error);
@@ -298,7 +361,22 @@ export class WorkerConnection implements WorkerPeer {
     } else {
       reply.error = outcome.error;
     }
-    if (!this.send(reply)) {
+    let sent: boolean;
+    try {
+      sent = this.send(reply);
+    } catch (err) {
+      // a result the engine cannot write out (an in-process module's value nested too deep): the
+      // caller still gets an answer, an error saying why
+      const message = `the result of ${functionId} could not be sent back: ${(err as Error).message}`;
+      this.log.warn(`${message} (caller ${this.id})`);
+      sent = this.send({
+        type: 'invocationresult',
+        invocation_id: invocationId,
+        function_id: functionId,
+        error: { code: ErrorCode.SerializationError, message },
+      });
+    }
+    if (!sent) {
       this.log.debug(`result for ${functionId} dropped: caller ${this.id} is gone`);
     }
   }

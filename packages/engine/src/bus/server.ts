@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { ChannelsCreateInput, describeZodError, EngError, EngineFunction, ErrorCode } from '@eng/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
+import { MAX_JSON_DEPTH } from '../core/json-limits.ts';
 import type { EngineModule, ModuleContext } from '../core/module.ts';
 import type { Logger } from '../log.ts';
 import { ChannelManager } from './channels.ts';
@@ -13,6 +14,7 @@ import { AuthErrorCode, BusPolicy, BusSession, type Grants, RbacConfigSchema } f
 import {
   capConnections,
   defaultMaxConnections,
+  FrameBudget,
   Heartbeat,
   HeartbeatIntervalSchema,
   HeartbeatTimeoutSchema,
@@ -31,6 +33,17 @@ export const WorkerManagerConfig = z
       .int()
       .positive()
       .default(64 * 1024 * 1024),
+    /** A text frame nesting arrays/objects deeper than this is refused unread (json-limits.ts). */
+    max_frame_depth: z.number().int().min(8).max(1000).default(MAX_JSON_DEPTH),
+    /**
+     * Bytes of frames being received at once, across every connection: past it, a connection
+     * receiving a large frame (over 64 KiB so far) is closed with 1009 (socket-limits.ts FrameBudget).
+     */
+    max_inflight_frame_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024 * 1024),
     /** A connection that has not sent its whole upgrade request by then is closed. */
     handshake_timeout_ms: z.number().int().positive().default(10_000),
     /** Open sockets at most (default 4096, at most 1/4 of the open-file limit); more are closed at once (socket-limits.ts). */
@@ -46,7 +59,11 @@ export const WorkerManagerConfig = z
     rbac: RbacConfigSchema.optional(),
   })
   .strict()
-  .refine(...heartbeatRefinement);
+  .refine(...heartbeatRefinement)
+  .refine((c) => c.max_inflight_frame_bytes >= c.max_frame_bytes, {
+    message: 'must be at least max_frame_bytes: one frame of the largest size must fit',
+    path: ['max_inflight_frame_bytes'],
+  });
 export type WorkerManagerConfig = z.infer<typeof WorkerManagerConfig>;
 
 /** Names under which other modules find the bus's shared parts. */
@@ -97,6 +114,7 @@ export class WorkerBus {
   private readonly sockets = new Set<WebSocket>();
   private closing = false;
   private heartbeat?: Heartbeat;
+  private budget?: FrameBudget;
 
   private readonly ownsChannels: boolean;
   /** Set when the bus has `rbac` or `middleware_function_id`. */
@@ -128,6 +146,12 @@ export class WorkerBus {
       this.log.warn(m),
     );
     this.heartbeat = new Heartbeat(heartbeat_interval_ms, heartbeat_timeout_ms);
+    this.budget = new FrameBudget(
+      this.ctx.config.max_inflight_frame_bytes,
+      'worker bus',
+      'max_inflight_frame_bytes of eng-worker-manager',
+      (m) => this.log.warn(m),
+    );
     // browser pages from unlisted origins are refused here; adopted sockets were vouched for by their worker
     const gate = new OriginGate(this.ctx.config.allowed_origins, 'eng worker bus', 'eng-worker-manager', (m) => this.log.warn(m));
     server.on('upgrade', (req, socket, head) => {
@@ -187,6 +211,7 @@ export class WorkerBus {
     if (path === '/' || path === '') {
       wss.handleUpgrade(req, socket, head, (ws) => {
         this.heartbeat?.watch(ws, socket);
+        this.budget?.watch(ws, socket);
         this.acceptWorker(ws, req);
       });
       return;
@@ -194,6 +219,7 @@ export class WorkerBus {
     if (path === '/otel') {
       wss.handleUpgrade(req, socket, head, (ws) => {
         this.heartbeat?.watch(ws, socket);
+        this.budget?.watch(ws, socket);
         this.admit(ws, req, () => this.acceptTelemetry(ws));
       });
       return;
@@ -209,6 +235,7 @@ export class WorkerBus {
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
         this.heartbeat?.watch(ws, socket);
+        this.budget?.watch(ws, socket);
         this.acceptChannel(ws, id, key as string, dir);
       });
       return;
@@ -236,8 +263,13 @@ export class WorkerBus {
       // ws reports oversized frames here and closes with 1009 "Max payload size exceeded"
       this.log.warn(`worker connection error: ${err.message}`);
     });
-    const connection = new WorkerConnection(ws, req.socket.remoteAddress ?? null, this.ctx.core, this.log, () =>
-      this.ctx.services.get<TelemetrySink>(BusService.Telemetry),
+    const connection = new WorkerConnection(
+      ws,
+      req.socket.remoteAddress ?? null,
+      this.ctx.core,
+      this.log,
+      () => this.ctx.services.get<TelemetrySink>(BusService.Telemetry),
+      { maxDepth: this.ctx.config.max_frame_depth },
     );
     this.admit(ws, req, (grants) => {
       if (grants && this.policy) connection.session = new BusSession(this.policy, grants, connection);

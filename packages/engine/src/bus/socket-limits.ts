@@ -173,3 +173,78 @@ export class Heartbeat {
     }
   }
 }
+
+/** A connection is refused only once it has received this much of a frame: small frames always pass. */
+const LARGE_FRAME_BYTES = 64 * 1024;
+
+/**
+ * Issue 12 item 13: a global budget for bytes of WebSocket frames being received. `ws` buffers a
+ * frame whole before handing it over, so 24 connections each sending a 60 MB frame held 1.5 GB.
+ * Every chunk read from a watched socket counts until its connection completes a frame (message,
+ * ping or pong); while the total is over `maxBytes`, a connection that has received more than
+ * 64 KiB of its current frame is closed with 1009 and a reason naming the key, and no longer read.
+ * The count is per chunk, so it may be off by one chunk per connection (at most 64 KiB).
+ */
+export class FrameBudget {
+  private total = 0;
+  private lastWarnAt = 0;
+  private unreported = 0;
+
+  constructor(
+    readonly maxBytes: number,
+    private readonly where: string,
+    private readonly configKey: string,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  /** Bytes of frames being received now, across connections. */
+  get inFlight(): number {
+    return this.total;
+  }
+
+  /** Watch an accepted WebSocket and the socket it runs on (the upgrade's socket). */
+  watch(ws: WebSocket, socket: Duplex): void {
+    let pending = 0;
+    let refused = false;
+    const release = () => {
+      this.total -= pending;
+      pending = 0;
+    };
+    // ahead of ws's own listener: a chunk that completes a frame is counted, then released below
+    socket.prependListener('data', (chunk: Buffer) => {
+      if (refused) return;
+      pending += chunk.length;
+      this.total += chunk.length;
+      if (this.total > this.maxBytes && pending > LARGE_FRAME_BYTES) {
+        refused = true;
+        this.refuse(ws, socket, pending);
+      }
+    });
+    ws.on('message', release);
+    ws.on('ping', release);
+    ws.on('pong', release);
+    ws.once('close', release);
+  }
+
+  private refuse(ws: WebSocket, socket: Duplex, pending: number): void {
+    const total = this.total;
+    try {
+      ws.close(1009, `engine busy: frames in flight over ${this.configKey.split(' ')[0]} (${this.maxBytes} bytes)`);
+    } catch {
+      // closing already
+    }
+    // read no more of the frame; the peer cannot finish the close handshake behind it
+    socket.pause();
+    setTimeout(() => ws.terminate(), 1000).unref();
+    this.unreported++;
+    const now = Date.now();
+    if (now - this.lastWarnAt < WARN_EVERY_MS) return;
+    const others = this.unreported > 1 ? ` (${this.unreported - 1} more since the last warning)` : '';
+    this.lastWarnAt = now;
+    this.unreported = 0;
+    this.warn(
+      `closed a ${this.where} connection receiving a ${pending}-byte frame (so far): ${total} bytes of frames were in flight ` +
+        `across connections, over the budget of ${this.maxBytes} bytes${others}. Raise ${this.configKey} if this is expected load.`,
+    );
+  }
+}

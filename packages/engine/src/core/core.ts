@@ -3,6 +3,7 @@ import { type ErrorBody, ErrorCode, type HttpInvocationRef } from '@eng/protocol
 import type { Logger } from '../log.ts';
 import { type FunctionEntry, FunctionRegistry, type InProcessHandler, reservedFunctionReason } from './functions.ts';
 import { Invoker, toErrorBody } from './invoker.ts';
+import { idTooLong, preview } from './json-limits.ts';
 import {
   type TriggerBinding,
   TriggerBindingRegistry,
@@ -124,6 +125,13 @@ export class Core {
    * away when it leaves). Another worker's id is taken over; see FunctionRegistry for the rule.
    */
   registerWorkerFunction(entry: FunctionEntry & { ownerWorkerId: string }): RegistrationResult {
+    const tooLong = idTooLong('the function id', entry.id);
+    if (tooLong) {
+      this.log.warn(
+        `registration of function ${preview(entry.id)} by worker ${this.workerLabel(entry.ownerWorkerId)} refused: ${tooLong.message}`,
+      );
+      return { ok: false, error: tooLong };
+    }
     const current = this.functions.get(entry.id);
     const reason = reservedFunctionReason(entry.id, current);
     if (reason) {
@@ -174,6 +182,11 @@ export class Core {
 
   /** Register (or replace) a trigger type's provider, then hand it every binding of that type (§2.3.5, §5.1). */
   registerTriggerType(entry: TriggerTypeEntry): RegistrationResult {
+    const tooLong = entry.provider.kind === 'worker' ? idTooLong('the trigger type id', entry.id) : undefined;
+    if (tooLong) {
+      this.log.warn(`registration of trigger type ${preview(entry.id)} refused: ${tooLong.message}`);
+      return { ok: false, error: tooLong };
+    }
     const previous = this.triggerTypes.get(entry.id);
     if (entry.provider.kind === 'worker' && (previous?.provider.kind === 'module' || entry.id.startsWith('engine::'))) {
       // a worker taking over `http` or `state` would receive every binding of the built-in
@@ -217,6 +230,11 @@ export class Core {
     input: Omit<TriggerBinding, 'status' | 'createdAtMs' | 'error'>,
     options: { waitForAck?: boolean } = {},
   ): Promise<BindResult> {
+    const tooLong =
+      idTooLong('the trigger id', input.id) ??
+      idTooLong('the trigger type id', input.triggerType) ??
+      idTooLong('the function id', input.functionId);
+    if (tooLong) return { ok: false, error: tooLong };
     const existing = this.bindings.get(input.id);
     if (existing) await this.unbindTrigger(existing.id);
     const binding: TriggerBinding = { ...input, status: 'inactive', createdAtMs: Date.now() };
@@ -327,7 +345,14 @@ export class Core {
       config: binding.config ?? {},
     };
     if (binding.metadata) frame.metadata = binding.metadata;
-    binding.status = providerWorker.peer.send(frame) ? 'active' : 'inactive';
+    try {
+      binding.status = providerWorker.peer.send(frame) ? 'active' : 'inactive';
+    } catch (err) {
+      // a config the engine cannot write out again: the binding says why instead of taking the engine down
+      binding.status = 'error';
+      binding.error = `could not be sent to the provider of ${binding.triggerType}: ${(err as Error).message}`;
+      this.log.warn(`trigger ${binding.id} (${binding.triggerType}) ${binding.error}`);
+    }
   }
 
   private waitForAck(id: string): Promise<ErrorBody | null> {

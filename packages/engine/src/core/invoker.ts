@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EngError, EngineFunction, type ErrorBody, ErrorCode, type TriggerAction } from '@eng/protocol';
 import type { Logger } from '../log.ts';
 import { type FunctionRegistry, functionKind, type InProcessHandler } from './functions.ts';
+import { idTooLong } from './json-limits.ts';
 import type { WorkerRegistry } from './workers.ts';
 
 /** The executor's own result frame, relayed untouched when the caller used the same invocation id. */
@@ -142,7 +143,12 @@ export class Invoker {
 
     const entry = this.functions.get(functionId);
     if (!entry) {
-      target.settle({ ok: false, error: { code: ErrorCode.FunctionNotFound, message: `Function ${functionId} not found` } });
+      // no registered id is longer than MAX_ID_BYTES: say so rather than echo a megabyte back
+      const error = idTooLong('the function id', functionId) ?? {
+        code: ErrorCode.FunctionNotFound,
+        message: `Function ${functionId} not found`,
+      };
+      target.settle({ ok: false, error });
       return;
     }
 

@@ -3,11 +3,12 @@ import { type ChannelRef, type ErrorBody, ErrorCode } from '@eng/protocol';
 import type { ChannelFrame, ChannelManager } from '../../bus/channels.ts';
 import { evaluateCondition } from '../../core/condition.ts';
 import type { InvokeOptions, InvokeOutcome } from '../../core/invoker.ts';
+import { jsonTooDeep, tooDeepMessage } from '../../core/json-limits.ts';
 import type { Logger } from '../../log.ts';
 import type { EngineTracer } from '../observability/tracer.ts';
 import type { HttpModuleConfig } from './config.ts';
 import { flattenHeaders, hasBody, PayloadTooLargeError, parseJsonBody, parseQuery, readBody } from './request.ts';
-import { newErrorId, sendError, sendJson, sendShaped, shapeResult } from './response.ts';
+import { newErrorId, type ShapedResponse, sendError, sendJson, sendShaped, shapeResult } from './response.ts';
 import { ResponseChannel } from './response-channel.ts';
 import type { RouteMatch } from './router.ts';
 
@@ -106,13 +107,20 @@ export async function serveTrigger(
     }
   }
 
+  const contentType = headers['content-type'];
+  // a JSON body is parsed: measure its nesting first (the raw bytes still reach request_body when shallow)
+  if (raw.length > 0 && contentType?.toLowerCase().includes('application/json') && jsonTooDeep(raw)) {
+    sendError(res, 400, ErrorCode.JsonTooDeep, tooDeepMessage('the JSON request body'));
+    return;
+  }
+
   const payload: HttpRequestPayload = {
     query_params,
     path_params: match.params,
     headers,
     path: pattern,
     method,
-    body: parseJsonBody(headers['content-type'], raw),
+    body: parseJsonBody(contentType, raw),
     trigger: { type: 'http', path: pattern, method },
   };
 
@@ -172,7 +180,7 @@ export async function serveTrigger(
   }
   if (outcome.result !== undefined && outcome.result !== null) {
     channel.abandon();
-    sendShaped(res, shapeResult(outcome.result));
+    sendResult(env, res, outcome.result, route.functionId);
     return;
   }
   await awaitChannel(channel, res, deadline, timeoutMs);
@@ -242,13 +250,26 @@ async function runMiddleware(
   const result = outcome.result as { action?: unknown; response?: unknown } | null | undefined;
   if (result?.action === 'respond') {
     const response = (result.response ?? {}) as Record<string, unknown>;
-    sendShaped(res, shapeResult({ ...response, body: response.body ?? null }));
+    sendResult(env, res, { ...response, body: response.body ?? null }, `middleware ${functionId}`);
     return false;
   }
   if (result?.action !== 'continue') {
     env.log.warn(`middleware ${functionId} returned no valid action; continuing`, { action: String(result?.action) });
   }
   return true;
+}
+
+/** A handler's result as the response; one that cannot be written as JSON is a 500 saying so. */
+function sendResult(env: PipelineEnv, res: ServerResponse, result: unknown, what: string): void {
+  let shaped: ShapedResponse;
+  try {
+    shaped = shapeResult(result);
+  } catch (err) {
+    const message = `the result of ${what} could not be written as JSON: ${(err as Error).message}`;
+    sendFailure(env, res, { code: ErrorCode.SerializationError, message }, what);
+    return;
+  }
+  sendShaped(res, shaped);
 }
 
 /** 500 with the failing call's code and message (504 for a timeout), logged under an error id. */

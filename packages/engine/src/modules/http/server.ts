@@ -27,6 +27,8 @@ export interface HttpRouterService {
   addRoute(method: string, path: string, handler: InternalRouteHandler): () => void;
   /** Read a request body within `body_limit_bytes`; rejects with PayloadTooLargeError. */
   readBody(req: IncomingMessage): Promise<Buffer>;
+  /** `body_limit_bytes`: also the most a compressed body may inflate to. */
+  readonly bodyLimitBytes: number;
   sendJson(res: ServerResponse, status: number, body: unknown): void;
   /** Answer `{"error":{code,message}}` with the given status. */
   sendError(res: ServerResponse, status: number, code: string, message: string): void;
@@ -107,6 +109,7 @@ export class HttpServer {
         return () => this.internal.remove(upper as HttpMethod, path, (h) => h === handler);
       },
       readBody: (req) => readBody(req, this.config.body_limit_bytes),
+      bodyLimitBytes: this.config.body_limit_bytes,
       sendJson: (res, status, body) => sendJson(res, status, body),
       sendError: (res, status, code, message) => sendError(res, status, code, message),
       get address() {

@@ -25,6 +25,7 @@ import {
 import { z } from 'zod';
 import type { Core } from '../../core/core.ts';
 import { type FunctionEntry, functionKind, isInternalFunction } from '../../core/functions.ts';
+import { idTooLong } from '../../core/json-limits.ts';
 import { redactUrl } from '../http-functions/url-security.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { summariseConfig, type TriggerBinding, type TriggerTypeEntry } from '../../core/triggers.ts';
@@ -384,6 +385,8 @@ export function introspectionModule(): EngineModule<Config> {
         { id: EngineFunction.WorkersRegister, description: 'Record runtime facts about the calling worker' },
         (input) => {
           const q = parse(WorkersRegisterInput, input);
+          const tooLong = typeof q.name === 'string' ? idTooLong('the worker name', q.name) : undefined;
+          if (tooLong) throw new EngError(tooLong.code, tooLong.message);
           const ok = core.updateWorkerInfo(q._caller_worker_id, {
             name: sanitise(q.name),
             description: sanitise(q.description),
@@ -495,7 +498,15 @@ export function introspectionModule(): EngineModule<Config> {
       // while a worker replaying the same registrations after a reconnect is not
       const signature = () =>
         [...core.functions.all()]
-          .map((f) => JSON.stringify([f.id, f.description, f.metadata, f.requestFormat, f.responseFormat]))
+          .map((f) => {
+            try {
+              return JSON.stringify([f.id, f.description, f.metadata, f.requestFormat, f.responseFormat]);
+            } catch {
+              // metadata the engine cannot write out must not take it down in a timer: the
+              // registration time stands in, so a re-registration still counts as a change
+              return JSON.stringify([f.id, f.registeredAtMs, 'unserialisable']);
+            }
+          })
           .sort()
           .join('\n');
       lastSignature = signature();

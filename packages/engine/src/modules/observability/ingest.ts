@@ -1,5 +1,6 @@
 import type { StoredLog } from '@eng/protocol';
-import type { Logger } from '../../log.ts';
+import { jsonTooDeep, tooDeepMessage } from '../../core/json-limits.ts';
+import { escapeControl, type Logger } from '../../log.ts';
 import type { Collector } from './collector.ts';
 import { truncate } from './limits.ts';
 import { type Decoded, decodeLogs, decodeMetrics, decodeTraces, type MetricPoint } from './otlp-decode.ts';
@@ -62,6 +63,11 @@ export class TelemetryIngest {
       this.throttle.warn(`prefix:${source}`, `dropped telemetry frame from ${source}: unknown prefix "${prefix}"`);
       return;
     }
+    if (jsonTooDeep(payload)) {
+      this.framesDropped++;
+      this.throttle.warn(`depth:${kind}:${source}`, `dropped ${prefix} frame from ${source}: ${tooDeepMessage('the payload')}`);
+      return;
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(payload.toString('utf8'));
@@ -115,8 +121,16 @@ const MAX_PRINTED_BODY = 4096;
 function printLog(log: StoredLog): void {
   const time = new Date(Math.floor(log.timestamp_unix_nano / 1e6)).toISOString();
   const data = log.attributes['log.data'];
-  const extra = data !== undefined && data !== null ? ` ${JSON.stringify(data).slice(0, 2000)}` : '';
-  const service = truncate(log.service_name, 200);
-  const level = truncate(log.severity_text, 16);
-  process.stderr.write(`${time} ${level.padEnd(5)} [${service}] ${truncate(log.body, MAX_PRINTED_BODY)}${extra}\n`);
+  let extra = '';
+  if (data !== undefined && data !== null) {
+    try {
+      extra = ` ${JSON.stringify(data).slice(0, 2000)}`;
+    } catch {
+      extra = ' [unserialisable data]';
+    }
+  }
+  // foreign text: one line per record, whatever newlines or escape sequences it carries
+  const service = escapeControl(truncate(log.service_name, 200));
+  const level = escapeControl(truncate(log.severity_text, 16));
+  process.stderr.write(`${time} ${level.padEnd(5)} [${service}] ${escapeControl(truncate(log.body, MAX_PRINTED_BODY))}${extra}\n`);
 }

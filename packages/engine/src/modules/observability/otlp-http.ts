@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
 import { ErrorCode } from '@eng/protocol';
+import { jsonTooDeep, tooDeepMessage } from '../../core/json-limits.ts';
 import type { HttpRouterService } from '../http/index.ts';
 import type { TelemetryIngest, TelemetryKind } from './ingest.ts';
 
@@ -48,10 +49,25 @@ async function receive(router: HttpRouterService, ingest: TelemetryIngest, kind:
   let body = await router.readBody(req);
   const encoding = (req.headers['content-encoding'] ?? '').toLowerCase();
   try {
-    if (encoding === 'gzip') body = await gunzipAsync(body);
-    else if (encoding === 'deflate') body = await inflateAsync(body);
+    // a few KiB of gzip can inflate to gigabytes: the inflated body has the same limit as a plain one
+    const options = { maxOutputLength: router.bodyLimitBytes };
+    if (encoding === 'gzip') body = await gunzipAsync(body, options);
+    else if (encoding === 'deflate') body = await inflateAsync(body, options);
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+      router.sendError(
+        res,
+        413,
+        ErrorCode.PayloadTooLarge,
+        `the ${encoding} body inflates to more than ${router.bodyLimitBytes} bytes (body_limit_bytes of eng-http)`,
+      );
+      return;
+    }
     router.sendError(res, 400, ErrorCode.DeserializationError, `body is not valid ${encoding}: ${(err as Error).message}`);
+    return;
+  }
+  if (jsonTooDeep(body)) {
+    router.sendError(res, 400, ErrorCode.JsonTooDeep, tooDeepMessage('the OTLP/JSON body'));
     return;
   }
   let payload: unknown;

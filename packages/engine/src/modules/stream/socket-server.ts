@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { OriginGate } from '../../bus/origins.ts';
 import { capConnections, defaultMaxConnections, Heartbeat, headerDeadline } from '../../bus/socket-limits.ts';
+import { jsonTooDeep, tooDeepMessage } from '../../core/json-limits.ts';
 import type { ModuleContext } from '../../core/module.ts';
 import { SocketMessage } from './schemas.ts';
 import type { StreamService } from './stream-service.ts';
@@ -106,7 +107,14 @@ export class StreamsSocketServer {
   deliver(message: StreamMessage): void {
     const subscribers = this.byGroup.get(groupKey(message.streamName, message.groupId));
     if (!subscribers?.size) return;
-    const text = JSON.stringify(message);
+    let text: string;
+    try {
+      text = JSON.stringify(message);
+    } catch (err) {
+      // a stored value the engine cannot write out (another process wrote it to the shared store)
+      this.ctx.log.warn(`streams socket: change of ${message.streamName}/${message.groupId} not delivered: ${(err as Error).message}`);
+      return;
+    }
     for (const sub of subscribers) {
       // an item subscriber gets only its item; a group subscriber gets everything of the group
       if (sub.id !== undefined && sub.id !== message.id) continue;
@@ -131,6 +139,10 @@ export class StreamsSocketServer {
     client.queue = this.authenticate(client, req);
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
+      if (jsonTooDeep(data as Buffer)) {
+        this.ctx.log.warn(`streams socket: dropped a message: ${tooDeepMessage('it')}`);
+        return;
+      }
       const text = data.toString();
       client.queue = client.queue
         .then(() => this.handle(client, text))
