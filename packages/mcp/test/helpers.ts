@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { connect, type EngClient } from '@eng/sdk';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  type StreamableHTTPClientTransportOptions,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
 
 // Shared by the eng-mcp tests: a real engine with eng-http, eng-mcp as a real child process (the
@@ -44,7 +47,12 @@ export interface StdioMcp {
 }
 
 /** eng-mcp on stdio, spawned by the MCP SDK's own stdio client transport. */
-export async function stdioMcp(engine: EngineProcess, args: string[] = [], env: Record<string, string> = {}): Promise<StdioMcp> {
+export async function stdioMcp(
+  engine: EngineProcess,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  clientOptions?: ClientOptions,
+): Promise<StdioMcp> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCP_BIN, '--engine-url', engine.busUrl, ...args],
@@ -55,7 +63,7 @@ export async function stdioMcp(engine: EngineProcess, args: string[] = [], env: 
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const client = new Client({ name: 'eng-mcp-test', version: '1.0.0' });
+  const client = new Client({ name: 'eng-mcp-test', version: '1.0.0' }, clientOptions);
   await client.connect(transport);
   return {
     client,
@@ -101,9 +109,13 @@ export async function httpMcp(engine: EngineProcess, args: string[] = [], env: R
   };
 }
 
-export async function httpClient(url: string): Promise<Client> {
-  const client = new Client({ name: 'eng-mcp-http-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+export async function httpClient(
+  url: string,
+  clientOptions?: ClientOptions,
+  transportOptions?: StreamableHTTPClientTransportOptions,
+): Promise<Client> {
+  const client = new Client({ name: 'eng-mcp-http-test', version: '1.0.0' }, clientOptions);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), transportOptions));
   return client;
 }
 
