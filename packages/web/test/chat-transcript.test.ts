@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { type ConversationState, reduceEvent } from '../src/api/chat-conversation.ts';
 import { attachmentBlocks, parseAttachedFile } from '../src/lib/chat/attachments.ts';
-import { splitBlocks } from '../src/lib/chat/markdown-blocks.ts';
+import { blockSpans, extendSpans, fencedCode, splitBlocks } from '../src/lib/chat/markdown-blocks.ts';
 import { effortOptions, effortsOf, groupModels } from '../src/lib/chat/models.ts';
 import { contextUsage, estimateContextTokens } from '../src/lib/chat/tokens.ts';
 import { applyEntry, EMPTY_TRANSCRIPT, type Entry, entriesOf, mergeSnapshot, titleFrom } from '../src/lib/chat/transcript.ts';
@@ -212,6 +213,64 @@ describe('streaming Markdown blocks', () => {
       'last',
     ]);
     expect(splitBlocks('text\n\n```py\nprint(1)\n\nprint(2)')).toEqual(['text', '```py\nprint(1)\n\nprint(2)']);
+  });
+
+  it('a growing text is cut again from its last block only, with the same result as a whole cut', () => {
+    const full = '# Title\n\npara one\n\n```ts\nconst a = 1;\n\nconst b = 2;\n```\n\n- item\n- item 2\n\nlast words';
+    let previous: { text: string; spans: ReturnType<typeof blockSpans> } | undefined;
+    // every prefix, as a stream delivers it (fences opening and closing, blank lines, lists)
+    for (let n = 1; n <= full.length; n++) {
+      const text = full.slice(0, n);
+      const spans = extendSpans(previous, text);
+      expect(spans).toEqual(blockSpans(text));
+      expect(spans.map((s) => s.text)).toEqual(splitBlocks(text));
+      for (const s of spans) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
+      previous = { text, spans };
+    }
+    // a text that does not extend the previous one (an edit) is cut whole
+    expect(extendSpans(previous, 'other\n\ntext').map((s) => s.text)).toEqual(['other', 'text']);
+  });
+
+  it('recognises a block that is one fenced code block (closed or still streaming), and nothing else', () => {
+    expect(fencedCode('```ts\nconst a = 1;\n```')).toEqual({ language: 'ts', code: 'const a = 1;', closed: true });
+    expect(fencedCode('```TS title="x"\nconst a = 1;\n\nconst b')).toEqual({
+      language: 'ts',
+      code: 'const a = 1;\n\nconst b',
+      closed: false,
+    });
+    expect(fencedCode('~~~~\nplain\n~~~~')).toEqual({ language: undefined, code: 'plain', closed: true });
+    // a shorter or different closing marker does not close it
+    expect(fencedCode('````\na\n```\nb')).toEqual({ language: undefined, code: 'a\n```\nb', closed: false });
+    // text after the closing fence, an indented fence or a paragraph: Markdown, not a bare code block
+    expect(fencedCode('```\na\n```\nafter')).toBeUndefined();
+    expect(fencedCode('  ```\na\n```')).toBeUndefined();
+    expect(fencedCode('para\n```\na\n```')).toBeUndefined();
+  });
+});
+
+describe('live events', () => {
+  const base: ConversationState = { transcript: EMPTY_TRANSCRIPT, status: 'idle', title: '', pending: new Set(), loaded: true };
+  it('applies a batch of events in order: messages by revision, status, title, held calls', () => {
+    const events = [
+      { type: 'message' as const, session_id: 's', entry: assistant('a1', 'Hel', 1) },
+      { type: 'status' as const, session_id: 's', status: 'working' },
+      { type: 'message' as const, session_id: 's', entry: assistant('a1', 'Hello', 3) },
+      // an older revision arriving late changes nothing
+      { type: 'message' as const, session_id: 's', entry: assistant('a1', 'Hell', 2) },
+      { type: 'meta' as const, session_id: 's', title: 'Greeting' },
+      { type: 'pending-created' as const, session_id: 's', function_call_id: 'c1', function_id: 'f::x' },
+      { type: 'pending-created' as const, session_id: 's', function_call_id: 'c2', function_id: 'f::x' },
+      { type: 'pending-resolved' as const, session_id: 's', function_call_id: 'c1', outcome: 'approved' },
+    ];
+    const s = events.reduce(reduceEvent, base);
+    expect(entriesOf(s.transcript).map((e) => e.message?.content)).toEqual([[{ type: 'text', text: 'Hello' }]]);
+    expect(s.status).toBe('working');
+    expect(s.title).toBe('Greeting');
+    expect([...s.pending]).toEqual(['c2']);
+    const done = reduceEvent(s, { type: 'turn-completed', session_id: 's', turn_id: 't', status: 'completed' });
+    expect(done.pending.size).toBe(0);
+    // nothing new: the same state object (no render)
+    expect(reduceEvent(s, { type: 'message', session_id: 's', entry: assistant('a1', 'Hello', 3) })).toBe(s);
   });
 });
 

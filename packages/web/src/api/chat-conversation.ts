@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { applyEntry, EMPTY_TRANSCRIPT, type Entry, entriesOf, mergeSnapshot, type Transcript } from '../lib/chat/transcript.ts';
-import { onChatEvent, watchSession } from './chat-live.ts';
+import { type ChatEvent, onChatEvent, watchSession } from './chat-live.ts';
 import type { SessionMeta, SessionStatus } from './chat-sessions.ts';
 import { callEngine, onEngineOpen } from './client.ts';
 
@@ -59,6 +59,32 @@ async function readPending(sessionId: string): Promise<Set<string>> {
   }
 }
 
+/** One live event applied to the state (pure). */
+export function reduceEvent(s: ConversationState, e: ChatEvent): ConversationState {
+  switch (e.type) {
+    case 'message': {
+      const transcript = applyEntry(s.transcript, e.entry);
+      return transcript === s.transcript ? s : { ...s, transcript };
+    }
+    case 'status':
+      return { ...s, status: e.status as SessionStatus, statusReason: e.status_reason };
+    case 'meta':
+      return e.title !== undefined ? { ...s, title: e.title } : s;
+    case 'pending-created':
+      return { ...s, pending: new Set([...s.pending, e.function_call_id]) };
+    case 'pending-resolved': {
+      const pending = new Set(s.pending);
+      pending.delete(e.function_call_id);
+      return { ...s, pending };
+    }
+    case 'turn-completed':
+      // the status event follows; the turn's end also clears anything still shown as held
+      return { ...s, pending: new Set() };
+    default:
+      return s;
+  }
+}
+
 export function useConversation(sessionId: string | undefined) {
   const [state, setState] = useState<ConversationState>(INITIAL);
   const current = useRef(sessionId);
@@ -91,25 +117,34 @@ export function useConversation(sessionId: string | undefined) {
     setState(INITIAL);
     if (!sessionId) return;
     const unwatch = watchSession(sessionId);
+    // events are applied together once per frame: a streaming answer updates every ~40 ms and
+    // other events arrive in bursts; one render per frame whatever their number
+    let queue: ChatEvent[] = [];
+    let frame = 0;
+    let fallback = 0;
+    const flush = () => {
+      cancelAnimationFrame(frame);
+      window.clearTimeout(fallback);
+      frame = 0;
+      fallback = 0;
+      const batch = queue;
+      queue = [];
+      if (batch.length) setState((s) => batch.reduce(reduceEvent, s));
+    };
     const off = onChatEvent((e) => {
       if (!('session_id' in e) || e.session_id !== sessionId) return;
-      if (e.type === 'message') setState((s) => ({ ...s, transcript: applyEntry(s.transcript, e.entry) }));
-      else if (e.type === 'status') setState((s) => ({ ...s, status: e.status as SessionStatus, statusReason: e.status_reason }));
-      else if (e.type === 'meta' && e.title !== undefined) setState((s) => ({ ...s, title: e.title ?? s.title }));
-      else if (e.type === 'pending-created') setState((s) => ({ ...s, pending: new Set([...s.pending, e.function_call_id]) }));
-      else if (e.type === 'pending-resolved')
-        setState((s) => {
-          const pending = new Set(s.pending);
-          pending.delete(e.function_call_id);
-          return { ...s, pending };
-        });
-      else if (e.type === 'turn-completed')
-        // the status event follows; the turn's end also clears anything still shown as held
-        setState((s) => ({ ...s, pending: new Set() }));
+      queue.push(e);
+      if (!frame) {
+        frame = requestAnimationFrame(flush);
+        // a hidden tab runs no frames: apply within 250 ms anyway
+        fallback = window.setTimeout(flush, 250);
+      }
     });
     // on every (re)connection: read it all again (events missed during an outage are not replayed)
     const offOpen = onEngineOpen(() => void load(sessionId));
     return () => {
+      cancelAnimationFrame(frame);
+      window.clearTimeout(fallback);
       unwatch();
       off();
       offOpen();

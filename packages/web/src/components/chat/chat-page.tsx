@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useConversation } from '../../api/chat-conversation.ts';
 import { chatKeys, setActiveConversation, titleIfUntitled, useConversations, useCreateConversation } from '../../api/chat-sessions.ts';
 import { compactConversation, idempotentEntryId, putAttachment, sendMessage, stopTurn } from '../../api/chat-turns.ts';
@@ -7,7 +7,7 @@ import { useConnection } from '../../api/client.ts';
 import { useFunctions } from '../../api/functions.ts';
 import { type Attachment, attachmentBlocks } from '../../lib/chat/attachments.ts';
 import { modelLabel, readsImages } from '../../lib/chat/models.ts';
-import { updateChatPrefs, useChatPrefs } from '../../lib/chat/prefs.ts';
+import { type ChatMode, updateChatPrefs, useChatPrefs } from '../../lib/chat/prefs.ts';
 import { contextUsage, estimateContextTokens } from '../../lib/chat/tokens.ts';
 import { type Block, titleFrom } from '../../lib/chat/transcript.ts';
 import { buildView, keepStable, type ViewItem } from '../../lib/chat/view.ts';
@@ -21,6 +21,21 @@ import { SessionBar } from './session-bar.tsx';
 import { TranscriptView } from './transcript-view.tsx';
 import { useChatModel } from './use-chat-model.ts';
 import { WorkingDirSlot } from './working-dir-slot.tsx';
+
+/**
+ * A callback whose identity never changes and that always runs the latest `fn`: what the memoised
+ * sidebar and composer receive, so a streaming answer (one update per frame) re-renders the
+ * transcript only.
+ */
+function useStable<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  const latest = useRef(fn);
+  useLayoutEffect(() => {
+    latest.current = fn;
+  });
+  return useCallback((...args: A) => latest.current(...args), []);
+}
+
+const NO_CONVERSATIONS: never[] = [];
 
 /** Seed 2.9 "Chat": the conversation sidebar, the open conversation's transcript and the composer. */
 export function ChatPage() {
@@ -94,7 +109,7 @@ export function ChatPage() {
     return meta.session_id;
   }, [create]);
 
-  const send = async (text: string): Promise<boolean> => {
+  const send = useStable(async (text: string): Promise<boolean> => {
     const chosen = model.selected;
     if (!chosen) return false;
     setNotice(undefined);
@@ -139,14 +154,14 @@ export function ChatPage() {
       setNotice({ tone: 'bad', text: `harness::send failed — ${(err as Error).message}` });
       return false;
     }
-  };
+  });
 
-  const stop = () => {
+  const stop = useStable(() => {
     if (activeId)
       void stopTurn(activeId).catch((err) => setNotice({ tone: 'bad', text: `harness::stop failed — ${(err as Error).message}` }));
-  };
+  });
 
-  const compact = async () => {
+  const compact = useStable(async () => {
     if (!activeId || !model.selected || compacting) return;
     setCompacting(true);
     setNotice({ tone: 'info', text: 'Compacting: summarising the conversation through context::compact…' });
@@ -162,7 +177,7 @@ export function ChatPage() {
     } finally {
       setCompacting(false);
     }
-  };
+  });
 
   useKeydown((e) => {
     if ((e.metaKey || e.ctrlKey) && e.key === '.' && running) {
@@ -180,31 +195,57 @@ export function ChatPage() {
     }
   });
 
-  const picker = (
-    <ModelPicker
-      groups={model.groups}
-      loading={model.loading}
-      offline={model.offline}
-      selected={model.selected}
-      effort={model.effort}
-      onSelect={model.select}
-      onEffort={model.setEffort}
-    />
+  const picker = useMemo(
+    () => (
+      <ModelPicker
+        groups={model.groups}
+        loading={model.loading}
+        offline={model.offline}
+        selected={model.selected}
+        effort={model.effort}
+        onSelect={model.select}
+        onEffort={model.setEffort}
+      />
+    ),
+    [model.groups, model.loading, model.offline, model.selected, model.effort, model.select, model.setEffort],
   );
+
+  const workingDir = activeId ? prefs.workingDirs[activeId] : undefined;
+  const onWorkingDir = useStable((root: string | undefined) => {
+    if (!activeId) return;
+    updateChatPrefs((p) => {
+      const { [activeId]: _old, ...rest } = p.workingDirs;
+      return { workingDirs: root ? { ...rest, [activeId]: root } : rest };
+    });
+  });
+  const workingDirSlot = useMemo(
+    () => <WorkingDirSlot sessionId={activeId} value={workingDir} disabled={!activeId} onChange={onWorkingDir} />,
+    [activeId, workingDir, onWorkingDir],
+  );
+  const onToggleSidebar = useStable(() => updateChatPrefs((p) => ({ sidebar: { collapsed: !p.sidebar.collapsed } })));
+  const onOpenConversation = useStable((id: string) => {
+    setActiveConversation(id);
+    setNotice(undefined);
+  });
+  const onNewChat = useStable(
+    () => void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` })),
+  );
+  const onMode = useStable((mode: ChatMode) => updateChatPrefs(() => ({ mode })));
+  const onCommand = useStable((name: string) => {
+    if (name === 'compact') void compact();
+  });
+  const onCompact = useStable(() => void compact());
 
   return (
     <div className="flex min-h-0 flex-1" data-testid="chat-page">
       <ConversationSidebar
-        conversations={conversations.data ?? []}
+        conversations={conversations.data ?? NO_CONVERSATIONS}
         loading={conversations.isPending}
         active={activeId}
         collapsed={prefs.sidebar.collapsed}
-        onToggle={() => updateChatPrefs((p) => ({ sidebar: { collapsed: !p.sidebar.collapsed } }))}
-        onOpen={(id) => {
-          setActiveConversation(id);
-          setNotice(undefined);
-        }}
-        onNew={() => void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` }))}
+        onToggle={onToggleSidebar}
+        onOpen={onOpenConversation}
+        onNew={onNewChat}
         creating={create.isPending}
       />
       <div className="flex min-w-0 flex-1 flex-col">
@@ -215,7 +256,7 @@ export function ChatPage() {
             status={conversation.status}
             statusReason={conversation.statusReason}
             usage={usage}
-            onCompact={() => void compact()}
+            onCompact={onCompact}
           />
         ) : null}
         <ChatBanner online={online} missing={missing} error={conversation.error} />
@@ -230,22 +271,9 @@ export function ChatPage() {
         )}
         <Composer
           mode={prefs.mode}
-          onMode={(mode) => updateChatPrefs(() => ({ mode }))}
+          onMode={onMode}
           picker={picker}
-          workingDir={
-            <WorkingDirSlot
-              sessionId={activeId}
-              value={activeId ? prefs.workingDirs[activeId] : undefined}
-              disabled={!activeId}
-              onChange={(root) =>
-                activeId &&
-                updateChatPrefs((p) => {
-                  const { [activeId]: _old, ...rest } = p.workingDirs;
-                  return { workingDirs: root ? { ...rest, [activeId]: root } : rest };
-                })
-              }
-            />
-          }
+          workingDir={workingDirSlot}
           running={running}
           canSend={canSend}
           disabledReason={disabledReason}
@@ -253,9 +281,7 @@ export function ChatPage() {
           onAttachments={setAttachments}
           visionNote={visionNote}
           onSend={send}
-          onCommand={(name) => {
-            if (name === 'compact') void compact();
-          }}
+          onCommand={onCommand}
           onStop={stop}
           textareaRef={textarea}
         />

@@ -1,5 +1,5 @@
 import { ArrowUp, Paperclip, Square } from 'lucide-react';
-import { type ReactNode, useRef, useState } from 'react';
+import { memo, type ReactNode, useRef, useState } from 'react';
 import { type Attachment, readAttachment } from '../../lib/chat/attachments.ts';
 import { type ChatMode, MODES } from '../../lib/chat/prefs.ts';
 import { Button } from '../ui/button.tsx';
@@ -20,7 +20,7 @@ const MODE_HELP: Record<ChatMode, string> = {
   agent: 'Agent: calls engine functions (each one approved unless allowed)',
 };
 
-export function Composer({
+export const Composer = memo(function Composer({
   mode,
   onMode,
   picker,
@@ -262,4 +262,4 @@ export function Composer({
       </div>
     </div>
   );
-}
+});

@@ -1,5 +1,5 @@
 import { Check, MessageSquarePlus, PanelLeftClose, PanelLeftOpen, Pencil, Trash2, X } from 'lucide-react';
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import { type SessionMeta, useDeleteConversation, useRenameConversation } from '../../api/chat-sessions.ts';
 import { timeAgo } from '../../lib/format.ts';
 import { StatusDot, type Tone } from '../ui/badge.tsx';
@@ -126,7 +126,7 @@ function Row({ meta, active, onOpen }: { meta: SessionMeta; active: boolean; onO
   );
 }
 
-export function ConversationSidebar({
+export const ConversationSidebar = memo(function ConversationSidebar({
   conversations,
   loading,
   active,
@@ -186,4 +186,4 @@ export function ConversationSidebar({
       </ul>
     </aside>
   );
-}
+});

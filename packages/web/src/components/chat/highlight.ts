@@ -29,14 +29,64 @@ hljs.registerAliases(['rs'], { languageName: 'rust' });
 hljs.registerAliases(['md'], { languageName: 'markdown' });
 hljs.registerAliases(['jsonc', 'json5'], { languageName: 'json' });
 
-/** Highlighted HTML of `code` (escaped by highlight.js), or undefined for an unknown language. */
+const cache = new Map<string, string | undefined>();
+const CACHE_LIMIT = 2000;
+/** Larger blocks are highlighted in idle time (highlightLater), not during a render. */
+const SYNC_LIMIT = 3000;
+
+/** Highlighted HTML of `code` (escaped by highlight.js), or undefined for an unknown language. Cached. */
 export function highlight(code: string, language: string | undefined): string | undefined {
   if (!language || !hljs.getLanguage(language)) return undefined;
+  const key = `${language}\u0000${code}`;
+  if (cache.has(key)) return cache.get(key);
+  let html: string | undefined;
   try {
-    return hljs.highlight(code, { language, ignoreIllegals: true }).value;
+    html = hljs.highlight(code, { language, ignoreIllegals: true }).value;
   } catch {
-    return undefined;
+    html = undefined;
   }
+  if (code.length > 100_000) return html;
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+  cache.set(key, html);
+  return html;
+}
+
+/** Whether `code` is known to the cache or small enough to highlight during a render (≈ a millisecond). */
+export function highlightNow(code: string, language: string | undefined): boolean {
+  if (!language || !hljs.getLanguage(language)) return true;
+  return code.length <= SYNC_LIMIT || cache.has(`${language}\u0000${code}`);
+}
+
+const idle: (cb: () => void) => void =
+  typeof window !== 'undefined' && 'requestIdleCallback' in window
+    ? (cb) => window.requestIdleCallback(cb, { timeout: 1000 })
+    : (cb) => setTimeout(cb, 30);
+
+const queue: Array<{ code: string; language: string; done: (html: string | undefined) => void; cancelled: boolean }> = [];
+let draining = false;
+
+/**
+ * Highlight a large block in idle time, one block per idle callback (a render shows it plain
+ * meanwhile). Returns a cancel function.
+ */
+export function highlightLater(code: string, language: string, done: (html: string | undefined) => void): () => void {
+  const job = { code, language, done, cancelled: false };
+  queue.push(job);
+  if (!draining) {
+    draining = true;
+    idle(drain);
+  }
+  return () => {
+    job.cancelled = true;
+  };
+}
+
+function drain(): void {
+  let job = queue.shift();
+  while (job?.cancelled) job = queue.shift();
+  if (job) job.done(highlight(job.code, job.language));
+  if (queue.length) idle(drain);
+  else draining = false;
 }
 
 /**
@@ -46,10 +96,6 @@ export function highlight(code: string, language: string | undefined): string | 
  */
 export function warmUpHighlighter(languages: readonly string[], done?: () => void): void {
   const queue = [...languages];
-  const idle: (cb: () => void) => void =
-    typeof window !== 'undefined' && 'requestIdleCallback' in window
-      ? (cb) => window.requestIdleCallback(cb, { timeout: 2000 })
-      : (cb) => setTimeout(cb, 30);
   const next = () => {
     const language = queue.shift();
     if (!language) {

@@ -114,7 +114,7 @@ export const UserMessage = memo(function UserMessage({ blocks, queued }: { block
 export const AssistantText = memo(function AssistantText({ text, streaming }: { text: string; streaming: boolean }) {
   return (
     <div className="min-w-0" data-testid="assistant-message" data-streaming={String(streaming)}>
-      <Markdown text={text} />
+      <Markdown text={text} streaming={streaming} />
       {streaming ? <span className="ml-0.5 inline-block h-4 w-1.5 animate-pulse rounded-sm bg-accent align-middle" aria-hidden /> : null}
     </div>
   );

@@ -1,5 +1,5 @@
 import { Check, ChevronDown, Cpu, Settings2, WifiOff } from 'lucide-react';
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import { effortsOf, type Model, type ModelGroup, modelKey, modelLabel } from '../../lib/chat/models.ts';
 import { Badge } from '../ui/badge.tsx';
 import { cn } from '../ui/cn.ts';
@@ -13,7 +13,7 @@ import { ProviderConfigDialog } from './provider-config.tsx';
  * provider has a credential.
  */
 
-export function ModelPicker({
+export const ModelPicker = memo(function ModelPicker({
   groups,
   loading,
   offline,
@@ -171,7 +171,7 @@ export function ModelPicker({
       {configure ? <ProviderConfigDialog provider={configure} groups={groups} onClose={() => setConfigure(undefined)} /> : null}
     </div>
   );
-}
+});
 
 function NoCredentials({ groups, onConfigure }: { groups: ModelGroup[]; onConfigure: (provider: string) => void }) {
   const first = groups.find((g) => g.state !== 'not-loaded') ?? groups[0];

@@ -10,10 +10,10 @@ export function preloadRich(): void {
   void rich();
 }
 
-export function Markdown({ text }: { text: string }) {
+export function Markdown({ text, streaming }: { text: string; streaming?: boolean }) {
   return (
     <Suspense fallback={<div className="text-[14px] leading-relaxed whitespace-pre-wrap">{text}</div>}>
-      <MarkdownImpl text={text} />
+      <MarkdownImpl text={text} streaming={streaming} />
     </Suspense>
   );
 }

@@ -1,9 +1,9 @@
-import { memo, type ReactNode, useMemo } from 'react';
+import { memo, type ReactElement, type ReactNode, useEffect, useMemo, useState } from 'react';
 import ReactMarkdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
-import { splitBlocks } from '../../lib/chat/markdown-blocks.ts';
+import { fencedCode, splitBlocks } from '../../lib/chat/markdown-blocks.ts';
 import { CopyButton } from '../ui/copy-button.tsx';
-import { highlight, warmUpHighlighter } from './highlight.ts';
+import { highlight, highlightLater, highlightNow, warmUpHighlighter } from './highlight.ts';
 import './rich.css';
 
 /**
@@ -13,8 +13,25 @@ import './rich.css';
  * function inputs and outputs.
  */
 
-function CodeBlock({ language, code }: { language?: string; code: string }) {
-  const html = useMemo(() => highlight(code, language), [code, language]);
+/**
+ * Highlighted HTML of a code block: none while it streams (it changes on every update and
+ * highlighting it each time is what made a streaming answer slow), at once for a small or known
+ * block, in idle time for a large one (shown plain meanwhile).
+ */
+function useHighlighted(code: string, language: string | undefined, streaming: boolean): string | undefined {
+  const now = !streaming && highlightNow(code, language);
+  const [late, setLate] = useState<{ code: string; language?: string; html?: string }>();
+  useEffect(() => {
+    if (streaming || now || !language) return;
+    return highlightLater(code, language, (html) => setLate({ code, language, html }));
+  }, [code, language, streaming, now]);
+  if (streaming) return undefined;
+  if (now) return highlight(code, language);
+  return late && late.code === code && late.language === language ? late.html : undefined;
+}
+
+function CodeBlock({ language, code, streaming = false }: { language?: string; code: string; streaming?: boolean }) {
+  const html = useHighlighted(code, language, streaming);
   return (
     <div className="chat-code group/code" data-testid="code-block" data-language={language ?? ''}>
       <div className="chat-code-bar">
@@ -35,45 +52,67 @@ function CodeBlock({ language, code }: { language?: string; code: string }) {
   );
 }
 
-const components: Components = {
-  pre: ({ children }) => <>{children}</>,
-  code: ({ className, children }) => {
-    const text = String(children ?? '');
-    const language = /language-([\w+-]+)/.exec(className ?? '')?.[1]?.toLowerCase();
-    // fenced blocks end with a newline (or carry a language); inline code does not
-    if (!language && !text.includes('\n')) return <code className="chat-inline-code">{children}</code>;
-    return <CodeBlock language={language} code={text.replace(/\n$/, '')} />;
-  },
-  a: ({ href, children }) => (
-    <a href={href} target="_blank" rel="noreferrer noopener">
-      {children}
-    </a>
-  ),
-  table: ({ children }) => (
-    <div className="chat-table">
-      <table>{children}</table>
-    </div>
-  ),
-};
+function componentsFor(streaming: boolean): Components {
+  return {
+    pre: ({ children }) => <>{children}</>,
+    code: ({ className, children }) => {
+      const text = String(children ?? '');
+      const language = /language-([\w+-]+)/.exec(className ?? '')?.[1]?.toLowerCase();
+      // fenced blocks end with a newline (or carry a language); inline code does not
+      if (!language && !text.includes('\n')) return <code className="chat-inline-code">{children}</code>;
+      return <CodeBlock language={language} code={text.replace(/\n$/, '')} streaming={streaming} />;
+    },
+    a: ({ href, children }) => (
+      <a href={href} target="_blank" rel="noreferrer noopener">
+        {children}
+      </a>
+    ),
+    table: ({ children }) => (
+      <div className="chat-table">
+        <table>{children}</table>
+      </div>
+    ),
+  };
+}
 
+const components = componentsFor(false);
+const streamingComponents = componentsFor(true);
 const remarkPlugins = [remarkGfm];
 
-const MarkdownBlock = memo(function MarkdownBlock({ text }: { text: string }) {
-  return (
-    <ReactMarkdown remarkPlugins={remarkPlugins} components={components}>
-      {text}
-    </ReactMarkdown>
-  );
+/**
+ * What a finished block renders to, by its text: the elements react-markdown returns are plain
+ * immutable values, so a row scrolled out and back in, or the same block met again, is not parsed
+ * again.
+ */
+const rendered = new Map<string, ReactElement>();
+const RENDERED_LIMIT = 3000;
+
+function renderBlock(text: string, streaming: boolean): ReactElement {
+  // a block that is one fenced code block needs no Markdown parse (the common case of a streaming code answer)
+  const fenced = fencedCode(text);
+  if (fenced) return <CodeBlock language={fenced.language} code={fenced.code} streaming={streaming} />;
+  if (streaming) return ReactMarkdown({ children: text, remarkPlugins, components: streamingComponents });
+  const known = rendered.get(text);
+  if (known) return known;
+  const out = ReactMarkdown({ children: text, remarkPlugins, components });
+  if (rendered.size >= RENDERED_LIMIT) rendered.delete(rendered.keys().next().value as string);
+  rendered.set(text, out);
+  return out;
+}
+
+const MarkdownBlock = memo(function MarkdownBlock({ text, streaming }: { text: string; streaming: boolean }) {
+  return useMemo(() => renderBlock(text, streaming), [text, streaming]);
 });
 
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
+/** Markdown cut into blocks; `streaming`: the last block is still growing (its code is not highlighted yet). */
+export const Markdown = memo(function Markdown({ text, streaming = false }: { text: string; streaming?: boolean }) {
   const blocks = useMemo(() => splitBlocks(text), [text]);
   return (
     <div className="chat-md" data-testid="markdown">
       {blocks.map((block, i) => (
         // blocks only ever grow at the end, so the index is a stable key
         // biome-ignore lint/suspicious/noArrayIndexKey: see above
-        <MarkdownBlock key={i} text={block} />
+        <MarkdownBlock key={i} text={block} streaming={streaming && i === blocks.length - 1} />
       ))}
     </div>
   );

@@ -1,5 +1,6 @@
 import { Link } from '@tanstack/react-router';
 import { Activity, Gauge } from 'lucide-react';
+import { memo } from 'react';
 import type { SessionStatus } from '../../api/chat-sessions.ts';
 import type { Usage } from '../../lib/chat/tokens.ts';
 import { Badge } from '../ui/badge.tsx';
@@ -45,7 +46,7 @@ export function ContextMeter({ usage, onCompact }: { usage: Usage; onCompact: ()
 
 const STATUS_TONE = { working: 'accent', idle: 'neutral', done: 'ok', error: 'bad' } as const;
 
-export function SessionBar({
+export const SessionBar = memo(function SessionBar({
   sessionId,
   title,
   status,
@@ -89,4 +90,4 @@ export function SessionBar({
       <ContextMeter usage={usage} onCompact={onCompact} />
     </div>
   );
-}
+});

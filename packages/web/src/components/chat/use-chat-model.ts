@@ -3,6 +3,9 @@ import { useModelCatalog } from '../../api/chat-models.ts';
 import { FALLBACK_MODELS, groupModels, type Model, modelKey, parseModelKey } from '../../lib/chat/models.ts';
 import { updateChatPrefs, useChatPrefs } from '../../lib/chat/prefs.ts';
 
+const selectModel = (m: Model) => updateChatPrefs(() => ({ model: modelKey(m) }));
+const setEffort = (effort: string) => updateChatPrefs(() => ({ effort }));
+
 /** The picker's groups and the selected model: the last one picked (local storage) while the catalogue has it, else the first listed. */
 export function useChatModel() {
   const prefs = useChatPrefs();
@@ -24,8 +27,8 @@ export function useChatModel() {
     loading: models.isPending,
     selected,
     effort: prefs.effort,
-    select: (m: Model) => updateChatPrefs(() => ({ model: modelKey(m) })),
-    setEffort: (effort: string) => updateChatPrefs(() => ({ effort })),
+    select: selectModel,
+    setEffort,
     hasModels: available.length > 0,
   };
 }

@@ -36,11 +36,24 @@ export function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 
+const counted = new WeakMap<readonly Block[], number>();
+
+/** Characters of a message's content, counted once per content array (entries are immutable; an update brings a new one). */
+function contentChars(content: readonly Block[] | undefined): number {
+  if (!content) return 0;
+  let n = counted.get(content);
+  if (n === undefined) {
+    n = blockChars(content);
+    counted.set(content, n);
+  }
+  return n;
+}
+
 /** Estimated tokens of the conversation the model sees next. */
 export function estimateContextTokens(entries: readonly Entry[]): number {
   const { summary, messages } = contextOf(entries);
   let chars = summary?.length ?? 0;
-  for (const entry of messages) chars += blockChars(entry.message?.content);
+  for (const entry of messages) chars += contentChars(entry.message?.content);
   return estimateTokens(chars);
 }
 

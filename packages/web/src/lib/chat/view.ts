@@ -1,4 +1,4 @@
-import { splitBlocks } from './markdown-blocks.ts';
+import { type BlockSpan, blockSpans, extendSpans } from './markdown-blocks.ts';
 import { type Block, compactionOf, type Entry, textOf } from './transcript.ts';
 
 /**
@@ -124,15 +124,34 @@ function unresolvedTarget(raw: string): string {
 }
 
 const blockCache = new Map<string, string[]>();
+/** The last cut of each streaming text (by segment key): the next update cuts only from its last block on. */
+const growing = new Map<string, { text: string; spans: BlockSpan[] }>();
 
-/** Markdown blocks of a text, cached (the same texts are cut again on every update of a conversation). */
-function blocksOf(text: string): string[] {
+/**
+ * Markdown blocks of a text, cached (the same texts are cut again on every update of a
+ * conversation); a text that grows (streaming) is cut again from its last block only.
+ */
+function blocksOf(text: string, key: string, streaming: boolean): string[] {
   const known = blockCache.get(text);
   if (known) return known;
-  const blocks = splitBlocks(text);
-  const out = blocks.length ? blocks : [text];
-  if (blockCache.size > 5000) blockCache.clear();
-  blockCache.set(text, out);
+  let out: string[];
+  if (streaming) {
+    const spans = extendSpans(growing.get(key), text);
+    if (growing.size > 50) growing.clear();
+    growing.set(key, { text, spans });
+    out = spans.map((s) => s.text);
+  } else {
+    // the end of a stream: its last cut is reused
+    const last = growing.get(key);
+    growing.delete(key);
+    out = (last ? extendSpans(last, text) : blockSpans(text)).map((s) => s.text);
+  }
+  if (out.length === 0) out = [text];
+  // every step of a streaming text is seen once: only finished texts are worth keeping
+  if (!streaming) {
+    if (blockCache.size > 5000) blockCache.clear();
+    blockCache.set(text, out);
+  }
   return out;
 }
 
@@ -142,7 +161,9 @@ export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem
     const m = entry.message;
     if (m?.role === 'function_result' && m.function_call_id) resultsById.set(m.function_call_id, resultOf(m));
   }
-  const lastAssistant = [...entries].reverse().find((e) => e.message?.role === 'assistant')?.entry_id;
+  let lastAssistant: string | undefined;
+  for (let i = entries.length - 1; i >= 0 && lastAssistant === undefined; i--)
+    if (entries[i]?.message?.role === 'assistant') lastAssistant = entries[i]?.entry_id;
   const items: ViewItem[] = [];
   const pushCall = (call: CallView) => {
     const last = items[items.length - 1];
@@ -172,7 +193,7 @@ export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem
     m.content.forEach((block, index) => {
       const key = `${entry.entry_id}:${index}`;
       if (block.type === 'text' && block.text) {
-        const parts = blocksOf(block.text);
+        const parts = blocksOf(block.text, key, streaming);
         parts.forEach((text, j) => {
           const last = j === parts.length - 1;
           items.push({ kind: 'text', key: `${key}:${j}`, entryId: entry.entry_id, text, streaming: streaming && last, more: !last });
