@@ -4,7 +4,8 @@ import { ensureEmbeddedBundle } from '../packages/console-worker/scripts/build-b
 import { type WorkerProcess as ConsoleWorker, startWorker as startConsoleWorker } from '../packages/console-worker/test/helpers.ts';
 import type { EngineProcess } from '../test/harness.ts';
 import { startEngine } from '../test/harness.ts';
-import { ENGINE_MODULES_YAML, startWorker, type WorkerProcess } from './fixtures/stack.ts';
+import { startChatStack } from './fixtures/chat-stack.ts';
+import { ENGINE_MODULES_YAML, type Stack, startWorker, type WorkerProcess } from './fixtures/stack.ts';
 import { ARTIFACTS, counterValue, expect, gotoPage } from './fixtures/test.ts';
 
 /**
@@ -40,6 +41,14 @@ const test = base.extend<{ url: string }, { cw: WorkerStack }>({
 });
 
 const nav = (page: Page) => page.getByRole('navigation', { name: 'Main navigation' });
+
+/** The command palette offers a page (only while it is present). */
+async function expectInPalette(page: Page, label: string): Promise<void> {
+  await page.keyboard.press('Control+k');
+  await page.getByRole('combobox', { name: 'Command palette search' }).fill(label);
+  await expect(page.getByRole('option', { name: new RegExp(`^${label}`) })).toBeVisible();
+  await page.keyboard.press('Escape');
+}
 
 test('serves the UI on its one port and reaches the engine through /ws', async ({ page, url }) => {
   const errors: string[] = [];
@@ -92,32 +101,59 @@ test.describe('presence-gated Chat and Worktrees', () => {
     });
   }
 
-  for (const [surface, label, functionId] of [
-    ['worktrees', 'Worktrees', 'worktree::list'],
-    ['chat', 'Chat', 'session::list'],
-  ] as const) {
-    test(`${label} appears while its worker is connected and goes away with it`, async ({ page, url, cw }) => {
-      await gotoPage(page, url, `/${surface}`);
-      await expect(page.getByTestId(`gated-${surface}`)).toHaveAttribute('data-present', 'false');
-      // a worker registering a function of that surface, connected while the page is open
-      fake = connect(cw.engine.busUrl, { name: `${surface}-worker`, tracing: false });
-      fake.registerFunction(functionId, () => ({ items: [] }));
-      await fake.ready({ timeoutMs: 10_000 });
-      await expect(nav(page).getByRole('link', { name: label })).toBeVisible({ timeout: 10_000 });
-      await expect(page.getByTestId(`gated-${surface}`)).toHaveAttribute('data-present', 'true');
-      await expect(page.getByTestId('install-command')).toHaveCount(0);
-      await expect(page.getByText(functionId)).toBeVisible();
-      // the palette offers it too, only while present
-      await page.keyboard.press('Control+k');
-      await page.getByRole('combobox', { name: 'Command palette search' }).fill(label);
-      await expect(page.getByRole('option', { name: new RegExp(`^${label}`) })).toBeVisible();
-      await page.keyboard.press('Escape');
+  test('Worktrees appears while its worker is connected and goes away with it', async ({ page, url, cw }) => {
+    await gotoPage(page, url, '/worktrees');
+    await expect(page.getByTestId('gated-worktrees')).toHaveAttribute('data-present', 'false');
+    // a worker registering a function of that surface, connected while the page is open
+    fake = connect(cw.engine.busUrl, { name: 'worktrees-worker', tracing: false });
+    fake.registerFunction('worktree::list', () => ({ worktrees: [] }));
+    await fake.ready({ timeoutMs: 10_000 });
+    await expect(nav(page).getByRole('link', { name: 'Worktrees' })).toBeVisible({ timeout: 10_000 });
+    await expect(page.getByTestId('gated-worktrees')).toHaveAttribute('data-present', 'true');
+    await expect(page.getByTestId('install-command')).toHaveCount(0);
+    // the graph page itself, reading the (empty) list from that worker
+    await expect(page.getByTestId('worktrees-page')).toBeVisible();
+    await expect(page.getByText('No managed worktrees', { exact: true })).toBeVisible({ timeout: 20_000 });
+    await expectInPalette(page, 'Worktrees');
 
-      await fake.close();
-      fake = undefined;
-      await expect(nav(page).getByRole('link', { name: label })).toHaveCount(0, { timeout: 10_000 });
-      await expect(page.getByTestId(`gated-${surface}`)).toHaveAttribute('data-present', 'false');
-      await expect(page.getByTestId('install-command')).toBeVisible();
-    });
-  }
+    await fake.close();
+    fake = undefined;
+    await expect(nav(page).getByRole('link', { name: 'Worktrees' })).toHaveCount(0, { timeout: 10_000 });
+    await expect(page.getByTestId('gated-worktrees')).toHaveAttribute('data-present', 'false');
+    await expect(page.getByTestId('worktrees-page')).toHaveCount(0);
+    await expect(page.getByTestId('install-command')).toHaveText('eng worker add worktree');
+  });
+
+  test('Chat appears while the chat stack is connected and goes away with it', async ({ page, url, cw }) => {
+    test.setTimeout(150_000);
+    await gotoPage(page, url, '/chat');
+    await expect(page.getByTestId('gated-chat')).toHaveAttribute('data-present', 'false');
+    await expect(page.getByTestId('chat-page')).toHaveCount(0);
+    // the real chat stack (session store, router, providers against a fake API, harness) joins this engine
+    const chat = await startChatStack({ engine: cw.engine } as Stack);
+    try {
+      await expect(nav(page).getByRole('link', { name: 'Chat' })).toBeVisible({ timeout: 20_000 });
+      await expect(page.getByTestId('gated-chat')).toHaveAttribute('data-present', 'true');
+      await expect(page.getByTestId('install-command')).toHaveCount(0);
+      // the chat itself: sidebar, composer, the catalogue's models, no "not connected" banner
+      await expect(page.getByTestId('chat-page')).toBeVisible();
+      await expect(page.getByTestId('chat-sidebar')).toBeVisible();
+      await expect(page.getByTestId('model-picker')).toHaveAttribute('data-model', /^openai::/, { timeout: 20_000 });
+      await expect(page.getByTestId('chat-outage')).toHaveCount(0);
+      await expectInPalette(page, 'Chat');
+      // and it works end to end through this server's /ws
+      chat.openai.turn({ text: 'Hello from the console worker.' });
+      await page.getByTestId('composer-input').fill('Say hello');
+      await page.getByTestId('composer-input').press('Enter');
+      await expect(page.getByTestId('assistant-message')).toContainText('Hello from the console worker.', { timeout: 20_000 });
+      await expect(page.getByTestId('conversation')).toHaveCount(1);
+    } finally {
+      await chat.stop();
+    }
+    // the stack left: the entry and the page go, the install notice comes back
+    await expect(nav(page).getByRole('link', { name: 'Chat' })).toHaveCount(0, { timeout: 15_000 });
+    await expect(page.getByTestId('gated-chat')).toHaveAttribute('data-present', 'false');
+    await expect(page.getByTestId('chat-page')).toHaveCount(0);
+    await expect(page.getByTestId('install-command')).toHaveText('eng worker add harness');
+  });
 });
