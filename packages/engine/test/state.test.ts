@@ -469,8 +469,12 @@ describe('state functions refuse bad input', () => {
   });
 
   it('refuses an unknown adapter at startup, naming the key', async () => {
-    await expect(startEngine({ workersYaml: stateYaml('adapter: { name: bridge, config: { bridge_url: ws://x } }') })).rejects.toThrow(
+    await expect(startEngine({ workersYaml: stateYaml('adapter: { name: etcd, config: { url: http://x } }') })).rejects.toThrow(
       /eng-state.*adapter/s,
+    );
+    // the bridge adapter needs the other engine's bus URL
+    await expect(startEngine({ workersYaml: stateYaml('adapter: { name: bridge, config: {} }') })).rejects.toThrow(
+      /bridge_url is required/,
     );
   });
 });

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
+import { BridgeAdapterSchema, type BridgeClient } from '../../stores/bridge.ts';
 import { openStore, StoreAdapterSchema } from '../../stores/open.ts';
 import { RedisEventFanout } from '../../stores/redis-events.ts';
 import type { KvStore } from '../../stores/types.ts';
+import { startStateBridge } from './bridge.ts';
 import {
   parseInput,
   StateKeyInput,
@@ -19,7 +21,9 @@ import { type StateEvent, StateTriggers } from './triggers.ts';
 
 export const StateConfig = z
   .object({
-    adapter: StoreAdapterSchema.default({ name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } }),
+    adapter: z
+      .discriminatedUnion('name', [...StoreAdapterSchema.options, BridgeAdapterSchema])
+      .default({ name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } }),
     max_value_bytes: z
       .number()
       .int()
@@ -40,17 +44,32 @@ const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentab
 export function stateModule(): EngineModule<StateConfig> {
   let store: KvStore | undefined;
   let fanout: RedisEventFanout<StateEvent> | undefined;
+  let bridge: BridgeClient | undefined;
   return {
     name: 'eng-state',
     aliases: ['iii-state'],
     description: 'key-value state: state::* functions and the state trigger type',
     configSchema: StateConfig,
     async start(ctx) {
-      const opened = await openStore(ctx.config.adapter, { dataDir: ctx.dataDir, namespace: 'state', defaultFile: 'state.db' });
+      const adapter = ctx.config.adapter;
+      if (adapter.name === 'bridge') {
+        // another engine holds the state; this one's own entries (configuration) stay in a local file
+        ctx.services.set(STATE_ADAPTER_SERVICE, { name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } });
+        const triggers = new StateTriggers(ctx as ModuleContext<unknown>, ctx.config.triggers_enabled);
+        bridge = await startStateBridge(ctx as ModuleContext<unknown>, adapter, {
+          maxValueBytes: ctx.config.max_value_bytes,
+          triggers,
+          triggersEnabled: ctx.config.triggers_enabled,
+        });
+        ctx.log.info(`state: bridged to ${bridge.shownUrl}`);
+        registerStateTriggerType(ctx, triggers);
+        return;
+      }
+      const opened = await openStore(adapter, { dataDir: ctx.dataDir, namespace: 'state', defaultFile: 'state.db' });
       store = opened.store;
       ctx.log.info(`state store: ${opened.description}`);
       ctx.services.set(STATE_STORE_SERVICE, store);
-      ctx.services.set(STATE_ADAPTER_SERVICE, ctx.config.adapter);
+      ctx.services.set(STATE_ADAPTER_SERVICE, adapter);
 
       const triggers = new StateTriggers(ctx as ModuleContext<unknown>, ctx.config.triggers_enabled);
       if (opened.redis) {
@@ -65,20 +84,25 @@ export function stateModule(): EngineModule<StateConfig> {
       };
       const service = new StateService(store, ctx.config.max_value_bytes, emit);
       registerStateFunctions(ctx, service);
-      ctx.registerTriggerType(
-        {
-          id: 'state',
-          description: 'Fires after state::set, state::update and state::delete (filters: scope, key)',
-          trigger_request_format: jsonSchema(StateTriggerConfig),
-        },
-        { register: (binding) => triggers.register(binding), unregister: (binding) => triggers.unregister(binding) },
-      );
+      registerStateTriggerType(ctx, triggers);
     },
     async stop() {
+      await bridge?.close();
       await fanout?.close();
       await store?.close();
     },
   };
+}
+
+function registerStateTriggerType(ctx: ModuleContext<StateConfig>, triggers: StateTriggers): void {
+  ctx.registerTriggerType(
+    {
+      id: 'state',
+      description: 'Fires after state::set, state::update and state::delete (filters: scope, key)',
+      trigger_request_format: jsonSchema(StateTriggerConfig),
+    },
+    { register: (binding) => triggers.register(binding), unregister: (binding) => triggers.unregister(binding) },
+  );
 }
 
 function registerStateFunctions(ctx: ModuleContext<StateConfig>, service: StateService): void {

@@ -2,10 +2,13 @@ import { z } from 'zod';
 import { AllowedOriginsSchema } from '../../bus/origins.ts';
 import { HeartbeatIntervalSchema, HeartbeatTimeoutSchema, heartbeatRefinement, MaxConnectionsSchema } from '../../bus/socket-limits.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
+import { BridgeAdapterSchema, type BridgeClient } from '../../stores/bridge.ts';
+import { MemoryKvStore } from '../../stores/memory.ts';
 import { openStore, StoreAdapterSchema } from '../../stores/open.ts';
 import { RedisEventFanout } from '../../stores/redis-events.ts';
 import type { KvStore } from '../../stores/types.ts';
 import { parseInput } from '../state/schemas.ts';
+import { type RemoteStreams, startStreamBridge } from './bridge.ts';
 import {
   JoinLeaveTriggerConfig,
   StreamGroupInput,
@@ -38,7 +41,9 @@ export const StreamConfig = z
     /** Every client is pinged this often; one that sent nothing (not even a pong) for heartbeat_timeout_ms is closed. */
     heartbeat_interval_ms: HeartbeatIntervalSchema,
     heartbeat_timeout_ms: HeartbeatTimeoutSchema,
-    adapter: StoreAdapterSchema.default({ name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } }),
+    adapter: z
+      .discriminatedUnion('name', [...StoreAdapterSchema.options, BridgeAdapterSchema])
+      .default({ name: 'kv', config: { store_method: 'file_based', synchronous: 'full' } }),
     max_value_bytes: z
       .number()
       .int()
@@ -58,6 +63,7 @@ export function streamModule(): EngineModule<StreamConfig> {
   let fanout: RedisEventFanout<StreamMessage> | undefined;
   let sockets: StreamsSocketServer | undefined;
   let context: ModuleContext<StreamConfig> | undefined;
+  let bridge: BridgeClient | undefined;
   return {
     name: 'eng-stream',
     aliases: ['iii-stream'],
@@ -65,24 +71,44 @@ export function streamModule(): EngineModule<StreamConfig> {
     configSchema: StreamConfig,
     async start(ctx) {
       context = ctx;
-      const opened = await openStore(ctx.config.adapter, { dataDir: ctx.dataDir, namespace: 'stream', defaultFile: 'streams.db' });
-      store = opened.store;
-      ctx.log.info(`stream store: ${opened.description}`);
-      ctx.services.set(STREAM_STORE_SERVICE, store);
-
       const triggers = new StreamTriggers(ctx as ModuleContext<unknown>);
       const deliverLocally = (message: StreamMessage) => {
         triggers.dispatch(message);
         sockets?.deliver(message);
       };
-      if (opened.redis) {
-        // engines sharing one Redis deliver each other's changes to their subscribers and triggers
-        fanout = await RedisEventFanout.open<StreamMessage>(opened.redis.url, opened.redis.channel, ctx.log, deliverLocally);
+      let share: (message: StreamMessage) => void = () => {};
+      let remote: RemoteStreams | undefined;
+      const adapter = ctx.config.adapter;
+      if (adapter.name === 'bridge') {
+        // the items live in another engine; the store below stays empty (the service never uses it)
+        const bridged = await startStreamBridge(ctx as ModuleContext<unknown>, adapter, deliverLocally);
+        bridge = bridged.bridge;
+        remote = bridged.remote;
+        share = (message) => bridged.publish(message);
+        store = new MemoryKvStore();
+        ctx.log.info(`stream: bridged to ${bridged.bridge.shownUrl}`);
+      } else {
+        const opened = await openStore(adapter, { dataDir: ctx.dataDir, namespace: 'stream', defaultFile: 'streams.db' });
+        store = opened.store;
+        ctx.log.info(`stream store: ${opened.description}`);
+        ctx.services.set(STREAM_STORE_SERVICE, store);
+        if (opened.redis) {
+          // engines sharing one Redis deliver each other's changes to their subscribers and triggers
+          const redis = await RedisEventFanout.open<StreamMessage>(opened.redis.url, opened.redis.channel, ctx.log, deliverLocally);
+          fanout = redis;
+          share = (message) => redis.publish(message);
+        }
       }
-      const service = new StreamService(ctx as ModuleContext<unknown>, store, ctx.config.max_value_bytes, (message) => {
-        deliverLocally(message);
-        fanout?.publish(message);
-      });
+      const service = new StreamService(
+        ctx as ModuleContext<unknown>,
+        store,
+        ctx.config.max_value_bytes,
+        (message) => {
+          deliverLocally(message);
+          share(message);
+        },
+        remote,
+      );
       sockets = new StreamsSocketServer(ctx, service, triggers);
       registerStreamFunctions(ctx, service);
 
@@ -120,6 +146,7 @@ export function streamModule(): EngineModule<StreamConfig> {
     },
     async stop() {
       await sockets?.close();
+      await bridge?.close();
       await fanout?.close();
       await store?.close();
     },

@@ -5,6 +5,7 @@ import type { KvStore } from '../../stores/types.ts';
 import { applyUpdateOps, type UpdateOp } from '../../stores/update-ops.ts';
 import { checkValueSize, storeCall } from '../state/schemas.ts';
 import { StateService } from '../state/state-service.ts';
+import type { RemoteStreams } from './bridge.ts';
 import { type StreamMessage, streamMessage } from './triggers.ts';
 
 type BackendOp = 'get' | 'set' | 'delete' | 'list' | 'list_groups' | 'update';
@@ -47,21 +48,26 @@ export class StreamService {
     readonly store: KvStore,
     private readonly maxValueBytes: number,
     private readonly emit: (message: StreamMessage) => void,
+    /** The bridge adapter: every stream's items live in another engine (its `stream::<op>` answers). */
+    private readonly remote?: RemoteStreams,
   ) {
     // state semantics (update ops, size checks, error codes) over the stream's scopes; events are ours
     this.items = new StateService(store, maxValueBytes, () => {});
   }
 
-  private backend(op: BackendOp, streamName: string): string | undefined {
+  /** Who holds the stream's items besides the store: the bridged engine, or a worker's custom backend. */
+  private backend(op: BackendOp, streamName: string): { id: string; call(raw: unknown): Promise<unknown> } | undefined {
+    const remote = this.remote;
+    if (remote) return { id: `stream::${op}`, call: (raw) => remote(`stream::${op}`, raw) };
     const id = `stream::${op}(${streamName})`;
-    return this.ctx.core.functions.has(id) ? id : undefined;
+    return this.ctx.core.functions.has(id) ? { id, call: (raw) => this.ctx.call(id, raw) } : undefined;
   }
 
   async set(input: ItemAddress & { data: unknown }, raw: unknown): Promise<{ old_value: unknown; new_value: unknown }> {
     const custom = this.backend('set', input.stream_name);
     let result: { old_value: unknown; new_value: unknown };
     if (custom) {
-      const answer = (await this.ctx.call(custom, raw)) as { old_value?: unknown; new_value?: unknown } | null | undefined;
+      const answer = (await custom.call(raw)) as { old_value?: unknown; new_value?: unknown } | null | undefined;
       result = { old_value: answer?.old_value ?? null, new_value: answer?.new_value !== undefined ? answer.new_value : input.data };
     } else {
       result = await this.items.set(groupScope(input.stream_name, input.group_id), input.item_id, input.data);
@@ -72,7 +78,7 @@ export class StreamService {
 
   async get(input: ItemAddress, raw: unknown): Promise<unknown> {
     const custom = this.backend('get', input.stream_name);
-    if (custom) return this.ctx.call(custom, raw);
+    if (custom) return custom.call(raw);
     return this.items.get(groupScope(input.stream_name, input.group_id), input.item_id);
   }
 
@@ -80,7 +86,7 @@ export class StreamService {
     const custom = this.backend('delete', input.stream_name);
     let old: unknown;
     if (custom) {
-      const answer = (await this.ctx.call(custom, raw)) as { old_value?: unknown } | null | undefined;
+      const answer = (await custom.call(raw)) as { old_value?: unknown } | null | undefined;
       old = answer?.old_value ?? null;
     } else {
       old = (await this.items.delete(groupScope(input.stream_name, input.group_id), input.item_id)) ?? null;
@@ -92,14 +98,14 @@ export class StreamService {
 
   async list(input: { stream_name: string; group_id: string }, raw: unknown): Promise<unknown[]> {
     const custom = this.backend('list', input.stream_name);
-    if (custom) return ((await this.ctx.call(custom, raw)) as unknown[] | null) ?? [];
+    if (custom) return ((await custom.call(raw)) as unknown[] | null) ?? [];
     const entries = await this.items.list(groupScope(input.stream_name, input.group_id), {});
     return entries.map((e) => e.value);
   }
 
   async listGroups(input: { stream_name: string }, raw: unknown): Promise<string[]> {
     const custom = this.backend('list_groups', input.stream_name);
-    if (custom) return ((await this.ctx.call(custom, raw)) as string[] | null) ?? [];
+    if (custom) return ((await custom.call(raw)) as string[] | null) ?? [];
     const scopes = await storeCall(ErrorCode.ListGroupsError, () => this.store.scopes(streamPrefix(input.stream_name)));
     return scopes
       .map((s) => parseScope(s)?.[1])
@@ -111,8 +117,8 @@ export class StreamService {
     const custom = this.backend('update', input.stream_name);
     let result: { old_value: unknown; new_value: unknown; errors?: unknown[] };
     if (custom) {
-      const answer = (await this.ctx.call(custom, raw)) as typeof result | null;
-      if (!answer || typeof answer !== 'object') throw new EngError(ErrorCode.SetError, `${custom} returned no update result`);
+      const answer = (await custom.call(raw)) as typeof result | null;
+      if (!answer || typeof answer !== 'object') throw new EngError(ErrorCode.SetError, `${custom.id} returned no update result`);
       result = answer;
     } else if (this.backend('get', input.stream_name) && this.backend('set', input.stream_name)) {
       result = await this.updateThroughBackend(input);
@@ -147,6 +153,8 @@ export class StreamService {
   }
 
   async listAll(): Promise<{ stream: Array<{ id: string; groups: string[] }>; count: number }> {
+    if (this.remote)
+      return (await this.remote('stream::list_all', {})) as { stream: Array<{ id: string; groups: string[] }>; count: number };
     const scopes = await storeCall(ErrorCode.ListError, () => this.store.scopes());
     const byStream = new Map<string, string[]>();
     for (const scope of scopes) {
