@@ -291,6 +291,7 @@ export class ContributionService {
 
   /** `resources/read` of a function resource; undefined when no function defines the URI. */
   async read(uri: string): Promise<{ contents: Contents } | undefined> {
+    await this.connected(`cannot read ${uri}`);
     const { resources, templates } = await this.list();
     let resource = resources.find((r) => r.uri === uri);
     let variables: Record<string, string> = {};
@@ -315,6 +316,7 @@ export class ContributionService {
     name: string,
     args: Record<string, string> | undefined,
   ): Promise<{ description: string; messages: unknown[] } | undefined> {
+    await this.connected(`cannot render the prompt ${name}`);
     const prompt = (await this.list()).prompts.find((p) => p.name === name);
     if (!prompt) return undefined;
     const values = args ?? {};
@@ -327,6 +329,11 @@ export class ContributionService {
       throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
     });
     return promptResult(prompt, result);
+  }
+
+  /** The fail-fast rule of every path: at most a second's wait for an engine that is not there. */
+  private async connected(what: string): Promise<void> {
+    if (!(await this.deps.view.waitConnected())) throw new RpcError(ErrorCode.InternalError, `${what}: the eng engine is not connected`);
   }
 
   /** Through the same paths as a tool call: guarded on an eng engine, else gate + call. */
