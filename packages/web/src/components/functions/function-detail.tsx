@@ -50,9 +50,22 @@ export function FunctionDetail({
             <Badge tone={isSystemFunction(fn) ? 'neutral' : 'accent'}>
               {fn.kind === 'internal' ? 'built-in' : fn.kind === 'http' ? 'HTTP function' : 'worker function'}
             </Badge>
-            <Badge>worker: {worker.name}</Badge>
+            {fn.kind === 'http' ? null : <Badge>worker: {worker.name}</Badge>}
             {worker.status === 'busy' ? <Badge tone="warn">busy</Badge> : null}
           </div>
+          {fn.kind === 'http' && fn.invocation ? (
+            <div data-testid="http-endpoint" className="flex min-w-0 items-center gap-1.5">
+              <Badge tone="accent" mono>
+                {fn.invocation.method}
+              </Badge>
+              <span className="min-w-0 truncate font-mono text-[12px] text-fg" title={fn.invocation.url}>
+                {fn.invocation.url}
+              </span>
+              {fn.invocation.timeout_ms ? (
+                <span className="shrink-0 text-[11.5px] text-faint">timeout {fn.invocation.timeout_ms} ms</span>
+              ) : null}
+            </div>
+          ) : null}
         </div>
       }
     >

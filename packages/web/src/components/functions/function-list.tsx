@@ -139,12 +139,29 @@ export function FunctionList({
                     </>
                   )}
                 </span>
-                <span className={cn('truncate text-[12.5px] text-muted max-sm:hidden', compact && 'hidden')}>{worker.name}</span>
+                <span
+                  className={cn(
+                    'truncate text-[12.5px] text-muted max-sm:hidden',
+                    worker.status === 'http' && 'font-mono text-[11.5px]',
+                    compact && 'hidden',
+                  )}
+                  title={worker.status === 'http' ? `The engine calls ${worker.name}` : undefined}
+                >
+                  {worker.name}
+                </span>
                 <span className={cn('flex items-center gap-1.5 text-[12px]', compact && 'hidden')}>
-                  <StatusDot tone={worker.status === 'busy' ? 'warn' : 'ok'} />
-                  <span className="text-muted">
-                    {worker.status === 'busy' ? 'Busy' : worker.status === 'engine' ? 'Built-in' : 'Ready'}
-                  </span>
+                  {worker.status === 'http' ? (
+                    <Badge tone="accent" mono>
+                      HTTP
+                    </Badge>
+                  ) : (
+                    <>
+                      <StatusDot tone={worker.status === 'busy' ? 'warn' : 'ok'} />
+                      <span className="text-muted">
+                        {worker.status === 'busy' ? 'Busy' : worker.status === 'engine' ? 'Built-in' : 'Ready'}
+                      </span>
+                    </>
+                  )}
                 </span>
               </button>
             );

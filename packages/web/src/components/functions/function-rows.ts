@@ -15,9 +15,10 @@ export interface TriggerSummary {
 }
 
 export interface WorkerSummary {
+  /** The worker's name; for an HTTP-invoked function, its method and URL (the engine calls it, no worker runs it). */
   name: string;
-  /** `ready` (idle), `busy` (invocations in flight) or `engine` (built into the engine). */
-  status: 'ready' | 'busy' | 'engine';
+  /** `ready` (idle), `busy` (invocations in flight), `engine` (built into the engine) or `http` (the engine calls a URL). */
+  status: 'ready' | 'busy' | 'engine' | 'http';
 }
 
 export function summariseTriggers(triggers: TriggerRecord[] | undefined): Map<string, TriggerSummary> {
@@ -32,6 +33,8 @@ export function summariseTriggers(triggers: TriggerRecord[] | undefined): Map<st
 }
 
 export function workerOf(fn: FunctionRecord, workers: Map<string, WorkerRecord>): WorkerSummary {
+  // engine-protocol §3.4: served by calling a URL (shown redacted by the engine)
+  if (fn.kind === 'http') return { name: fn.invocation ? `${fn.invocation.method} ${fn.invocation.url}` : 'HTTP', status: 'http' };
   const w = fn.worker_id ? workers.get(fn.worker_id) : undefined;
   if (!fn.worker_id || w?.runtime === 'engine') return { name: fn.worker_name, status: 'engine' };
   return { name: w?.name ?? fn.worker_name, status: w?.status === 'busy' ? 'busy' : 'ready' };
