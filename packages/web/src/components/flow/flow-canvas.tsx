@@ -10,15 +10,19 @@ import {
   type Node,
   type NodeChange,
   Panel,
+  Position,
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useStoreApi,
+  type Viewport,
 } from '@xyflow/react';
 import { LayoutGrid, Maximize } from 'lucide-react';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useTheme } from '../../lib/theme.ts';
 import { Button } from '../ui/button.tsx';
 import { layoutGraph } from './dagre-layout.ts';
+import { fastLayout } from './fast-layout.ts';
 import type { FlowGraph, FlowNodeData } from './flow-graph.ts';
 import { FlowNode, KIND_VISUAL, NODE_SIZE } from './flow-node.tsx';
 
@@ -31,17 +35,41 @@ type Positions = Map<string, { x: number; y: number }>;
 
 const nodeTypes = { flow: FlowNode };
 
-/** Positions for every node: known ones stay, new ones are laid out by dagre below the pinned ones. */
+/** Where FlowNode's two 6 px handles sit (left and right middle), so nodes need no measuring pass. */
+const NODE_HANDLES = [
+  { type: 'target' as const, position: Position.Left, x: -3, y: NODE_SIZE.height / 2 - 3, width: 6, height: 6 },
+  { type: 'source' as const, position: Position.Right, x: NODE_SIZE.width - 3, y: NODE_SIZE.height / 2 - 3, width: 6, height: 6 },
+];
+
+/** dagre's layout is worth its cost up to this size; past it the linear layered layout is used (issue 19 §9). */
+export const DAGRE_MAX_NODES = 150;
+export const DAGRE_MAX_EDGES = 300;
+/** A big graph's first view fits it when that keeps labels readable, else shows its top-left corner at this zoom (a small one always fits). */
+export const MIN_FIT_ZOOM = 0.55;
+export const CORNER_ZOOM = 0.8;
+/** Past this many nodes the minimap (one element per node) costs more than it helps. */
+export const MINIMAP_MAX_NODES = 400;
+/** Past this many nodes a graph is big: only the nodes on screen and the edges with an end near it are drawn. */
+export const EDGE_CULL_OVER_NODES = 150;
+
+/** A fresh left-to-right layout of the whole graph. */
+export function autoLayout(graph: FlowGraph): Positions {
+  return graph.nodes.length > DAGRE_MAX_NODES || graph.edges.length > DAGRE_MAX_EDGES
+    ? fastLayout(graph.nodes, graph.edges, NODE_SIZE, { nodesep: 22, ranksep: 64 })
+    : layoutGraph(
+        graph.nodes.map((n) => ({ id: n.id, ...NODE_SIZE })),
+        graph.edges,
+        { direction: 'LR', nodesep: 22, ranksep: 64 },
+      );
+}
+
+/** Positions for every node: known ones stay, new ones are laid out below the pinned ones. */
 export function placeNodes(graph: FlowGraph, known: Positions): Positions {
   const present = graph.nodes.filter((n) => known.has(n.id));
   const missing = graph.nodes.filter((n) => !known.has(n.id));
   const out: Positions = new Map(present.map((n) => [n.id, known.get(n.id) as { x: number; y: number }]));
   if (missing.length === 0) return out;
-  const laid = layoutGraph(
-    graph.nodes.map((n) => ({ id: n.id, ...NODE_SIZE })),
-    graph.edges,
-    { direction: 'LR', nodesep: 22, ranksep: 64 },
-  );
+  const laid = autoLayout(graph);
   let offsetY = 0;
   if (present.length > 0) {
     const bottom = Math.max(...present.map((n) => (out.get(n.id)?.y ?? 0) + NODE_SIZE.height));
@@ -55,12 +83,31 @@ export function placeNodes(graph: FlowGraph, known: Positions): Positions {
   return out;
 }
 
+/** The box around every node (top-left corners plus the node size). */
+function boundsOf(positions: Positions): { x: number; y: number; w: number; h: number } | undefined {
+  let x0 = Number.POSITIVE_INFINITY;
+  let y0 = Number.POSITIVE_INFINITY;
+  let x1 = Number.NEGATIVE_INFINITY;
+  let y1 = Number.NEGATIVE_INFINITY;
+  for (const p of positions.values()) {
+    x0 = Math.min(x0, p.x);
+    y0 = Math.min(y0, p.y);
+    x1 = Math.max(x1, p.x + NODE_SIZE.width);
+    y1 = Math.max(y1, p.y + NODE_SIZE.height);
+  }
+  return Number.isFinite(x0) ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : undefined;
+}
+
 function cssVar(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 }
 
 export default function FlowCanvas(props: {
   graph: FlowGraph;
+  /** A search or kind filter is on: the subset is laid out afresh and cannot be dragged (the saved layout is the whole graph's). */
+  filtered: boolean;
+  /** Changes when the filter does: the view is framed again (live updates of the same view keep it). */
+  viewKey: string;
   saved: Record<string, { x: number; y: number }> | null;
   /** Bumped by "Auto-organize": forget every position and lay out afresh. */
   layoutEpoch: number;
@@ -77,6 +124,8 @@ export default function FlowCanvas(props: {
 
 function Canvas({
   graph,
+  filtered,
+  viewKey,
   saved,
   layoutEpoch,
   onLayoutChange,
@@ -84,6 +133,8 @@ function Canvas({
   onAutoOrganize,
 }: {
   graph: FlowGraph;
+  filtered: boolean;
+  viewKey: string;
   saved: Record<string, { x: number; y: number }> | null;
   layoutEpoch: number;
   onLayoutChange: (positions: Record<string, { x: number; y: number }>) => void;
@@ -92,32 +143,61 @@ function Canvas({
 }) {
   const theme = useTheme();
   const flow = useReactFlow();
+  const store = useStoreApi();
   const positions = useRef<Positions>(new Map(Object.entries(saved ?? {})));
   const epoch = useRef(layoutEpoch);
   const [nodes, setNodes] = useState<Node[]>([]);
+  /** The viewport as of the last frame (big graphs cull their edges against it). */
+  const [view, setView] = useState<Viewport | undefined>(undefined);
 
+  // the first view, and a new one after Auto-organize or a change of filter: all of it when it is
+  // small enough to read, else its top-left corner at a readable zoom (the minimap shows the rest)
+  const framed = useRef<string | undefined>(undefined);
   useEffect(() => {
+    let relayout = false;
     if (epoch.current !== layoutEpoch) {
       epoch.current = layoutEpoch;
       positions.current = new Map();
-      window.setTimeout(() => void flow.fitView({ padding: 0.15, duration: 300 }), 50);
+      relayout = true;
     }
-    positions.current = placeNodes(graph, positions.current);
+    let placed: Positions;
+    if (filtered) placed = autoLayout(graph);
+    else {
+      positions.current = placeNodes(graph, positions.current);
+      placed = positions.current;
+    }
     setNodes((prev) => {
       const selected = new Set(prev.filter((n) => n.selected).map((n) => n.id));
       return graph.nodes.map((n) => ({
         id: n.id,
         type: 'flow',
         data: n.data,
-        position: positions.current.get(n.id) ?? { x: 0, y: 0 },
+        position: placed.get(n.id) ?? { x: 0, y: 0 },
         selected: selected.has(n.id),
         style: { width: NODE_SIZE.width, height: NODE_SIZE.height },
+        // known size and handles: React Flow draws only what is on screen (onlyRenderVisibleElements)
+        // instead of mounting all 2,000 nodes once to measure them
+        width: NODE_SIZE.width,
+        height: NODE_SIZE.height,
+        handles: NODE_HANDLES,
       }));
     });
-  }, [graph, layoutEpoch, flow]);
+    if (relayout || framed.current !== viewKey) {
+      framed.current = viewKey;
+      const { width, height } = store.getState();
+      const box = boundsOf(placed);
+      const fitZoom = width > 0 && box ? Math.min(width / (box.w * 1.3), height / (box.h * 1.3)) : 0;
+      if (graph.nodes.length <= EDGE_CULL_OVER_NODES || fitZoom >= MIN_FIT_ZOOM || !box)
+        void flow.fitView({ padding: 0.15, maxZoom: 1.1, duration: relayout ? 300 : 0 });
+      else void flow.setViewport({ x: 24 - box.x * CORNER_ZOOM, y: 24 - box.y * CORNER_ZOOM, zoom: CORNER_ZOOM });
+      requestAnimationFrame(() => setView(flow.getViewport()));
+    }
+  }, [graph, filtered, viewKey, layoutEpoch, flow, store]);
 
   const edges = useMemo<Edge[]>(() => {
     const faint = 'var(--c-faint)';
+    // edge labels are measured one by one (getBBox): a big graph goes without them
+    const big = graph.nodes.length > EDGE_CULL_OVER_NODES;
     return graph.edges.map((e) => {
       const observed = e.kind === 'observed';
       const uses = e.kind === 'uses';
@@ -126,7 +206,7 @@ function Canvas({
         id: e.id,
         source: e.source,
         target: e.target,
-        label: observed ? undefined : e.label,
+        label: observed || big ? undefined : e.label,
         data: { kind: e.kind },
         style: { stroke, strokeWidth: 1.6, strokeDasharray: observed ? '5 4' : undefined },
         markerEnd: { type: MarkerType.ArrowClosed, color: uses ? 'var(--c-accent)' : faint, width: 15, height: 15 },
@@ -134,7 +214,31 @@ function Canvas({
         labelBgStyle: { fill: 'var(--c-surface)' },
       };
     });
-  }, [graph.edges]);
+  }, [graph]);
+
+  // a big graph draws only the edges with an end on screen (plus a margin): React Flow would draw
+  // every long edge that crosses the view, hundreds of them in a 2,000-function graph
+  const moveFrame = useRef(0);
+  const onMove = useCallback((_: unknown, vp: Viewport) => {
+    cancelAnimationFrame(moveFrame.current);
+    moveFrame.current = requestAnimationFrame(() => setView(vp));
+  }, []);
+  const shownEdges = useMemo(() => {
+    if (nodes.length <= EDGE_CULL_OVER_NODES) return edges;
+    if (!view) return [];
+    const { width, height } = store.getState();
+    const margin = 200;
+    const x0 = -view.x / view.zoom - margin;
+    const y0 = -view.y / view.zoom - margin;
+    const x1 = x0 + width / view.zoom + 2 * margin;
+    const y1 = y0 + height / view.zoom + 2 * margin;
+    const onScreen = new Set<string>();
+    for (const n of nodes) {
+      const p = n.position;
+      if (p.x + NODE_SIZE.width >= x0 && p.x <= x1 && p.y + NODE_SIZE.height >= y0 && p.y <= y1) onScreen.add(n.id);
+    }
+    return edges.filter((e) => onScreen.has(e.source) || onScreen.has(e.target));
+  }, [edges, nodes, view, store]);
 
   // theme-dependent colours for the minimap, which paints with SVG attributes (no CSS variables)
   // biome-ignore lint/correctness/useExhaustiveDependencies: recomputed when the theme flips
@@ -148,7 +252,8 @@ function Canvas({
   return (
     <ReactFlow
       nodes={nodes}
-      edges={edges}
+      edges={shownEdges}
+      onMove={onMove}
       nodeTypes={nodeTypes}
       colorMode={theme}
       onNodesChange={(changes: NodeChange[]) => {
@@ -159,8 +264,8 @@ function Canvas({
       onNodeClick={(_, node) => onSelect(node.id)}
       onPaneClick={() => onSelect(undefined)}
       nodesConnectable={false}
-      fitView
-      fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
+      nodesDraggable={!filtered}
+      onlyRenderVisibleElements={nodes.length > EDGE_CULL_OVER_NODES}
       minZoom={0.1}
       maxZoom={2.5}
       proOptions={{ hideAttribution: true }}
@@ -168,14 +273,16 @@ function Canvas({
     >
       <Background variant={BackgroundVariant.Dots} gap={18} size={1} color="var(--c-line-strong)" />
       <Controls showInteractive={false} />
-      <MiniMap
-        pannable
-        zoomable
-        nodeColor={nodeColor}
-        nodeStrokeColor={mini.stroke}
-        maskColor={`color-mix(in srgb, ${mini.mask} 75%, transparent)`}
-        bgColor={mini.bg}
-      />
+      {graph.nodes.length > MINIMAP_MAX_NODES ? null : (
+        <MiniMap
+          pannable
+          zoomable
+          nodeColor={nodeColor}
+          nodeStrokeColor={mini.stroke}
+          maskColor={`color-mix(in srgb, ${mini.mask} 75%, transparent)`}
+          bgColor={mini.bg}
+        />
+      )}
       <Panel position="top-right" className="flex gap-1.5">
         <Button size="sm" icon={Maximize} onClick={() => void flow.fitView({ padding: 0.15, duration: 300 })}>
           Fit view

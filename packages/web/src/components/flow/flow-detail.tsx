@@ -4,7 +4,7 @@ import { IconButton } from '../ui/button.tsx';
 import { DefinitionList } from '../ui/card.tsx';
 import { JsonView } from '../ui/json-view.tsx';
 import type { FlowGraph, FlowNodeData } from './flow-graph.ts';
-import { KIND_VISUAL, methodColor } from './flow-node.tsx';
+import { KIND_VISUAL, methodColor } from './flow-node-visual.ts';
 
 /** Click a node for details (seed 2.8): what it is, what feeds it, what it feeds, where to go next. */
 export function FlowDetail({

@@ -1,4 +1,5 @@
 import type { FunctionRecord, StoredSpan, TriggerRecord } from '@eng/protocol';
+import type { FlowKind } from '../../lib/flow-kinds.ts';
 import { cronExpression, httpConfig, summarise, topicOf } from '../../lib/trigger-config.ts';
 import { kindOf } from '../../lib/trigger-kind.ts';
 import { attr, firstAttr, functionIdOf } from '../traces/span-facts.ts';
@@ -16,7 +17,7 @@ import { attr, firstAttr, functionIdOf } from '../traces/span-facts.ts';
  *     `messaging.destination.name` when the span carries them.
  */
 
-export type FlowKind = 'http' | 'cron' | 'event' | 'queue' | 'state' | 'function' | 'trigger';
+export type { FlowKind };
 
 export interface FlowNodeData extends Record<string, unknown> {
   kind: FlowKind;
@@ -29,6 +30,8 @@ export interface FlowNodeData extends Record<string, unknown> {
   fn?: FunctionRecord;
   /** A state/queue node whose name the spans did not record. */
   unnamed?: boolean;
+  /** A group standing for many nodes in the overview of a large graph (collapseFlowGraph): clicking it focuses on them. */
+  group?: { query: string; kind?: FlowKind; count: number };
 }
 
 export type FlowEdgeKind = 'trigger' | 'uses' | 'observed';
@@ -197,6 +200,118 @@ export function buildFlowGraph(input: {
     // an unnamed observation adds nothing when the metadata already names the stores of that kind
     if (!use.name && declaredOfKind && declaredOfKind.length > 0) continue;
     edge(fnNode(use.functionId), store(use.kind, use.name), 'observed', 'seen in traces');
+  }
+  return { nodes: [...nodes].map(([id, data]) => ({ id, data })), edges: [...edges.values()] };
+}
+
+/**
+ * The Flow page's search and kind filter (issue 19 §9): the nodes whose label, sub-label or
+ * function id contains `query` (case-insensitive) and whose kind is among `kinds` (all kinds when
+ * empty) are the matches; they are shown with their direct neighbours (what triggers them, what
+ * they call or touch), so a match keeps its context. Without query or kinds the graph is returned
+ * as is.
+ */
+export function filterFlowGraph(
+  graph: FlowGraph,
+  filter: { query?: string; kinds?: readonly FlowKind[] },
+): FlowGraph & { matches: number } {
+  const needle = filter.query?.trim().toLowerCase() ?? '';
+  const kinds = filter.kinds && filter.kinds.length > 0 ? new Set(filter.kinds) : undefined;
+  if (!needle && !kinds) return { ...graph, matches: graph.nodes.length };
+  const hit = new Set<string>();
+  for (const n of graph.nodes) {
+    if (kinds && !kinds.has(n.data.kind)) continue;
+    if (
+      needle &&
+      !n.data.label.toLowerCase().includes(needle) &&
+      !(n.data.sub ?? '').toLowerCase().includes(needle) &&
+      !(n.data.functionId ?? '').toLowerCase().includes(needle) &&
+      !(n.data.method ?? '').toLowerCase().includes(needle)
+    )
+      continue;
+    hit.add(n.id);
+  }
+  const keep = new Set(hit);
+  for (const e of graph.edges) {
+    if (hit.has(e.source)) keep.add(e.target);
+    if (hit.has(e.target)) keep.add(e.source);
+  }
+  return {
+    nodes: graph.nodes.filter((n) => keep.has(n.id)),
+    edges: graph.edges.filter((e) => keep.has(e.source) && keep.has(e.target)),
+    matches: hit.size,
+  };
+}
+
+/** Past this many nodes the unfiltered Flow page shows the namespace overview (collapseFlowGraph). */
+export const COLLAPSE_OVER_NODES = 400;
+
+/** `orders::create` → `orders`; an id without `::` is its own namespace. */
+export function namespaceOf(functionId: string): string {
+  const at = functionId.lastIndexOf('::');
+  return at > 0 ? functionId.slice(0, at) : functionId;
+}
+
+const GROUP_CAPTION: Partial<Record<FlowKind, [string, string]>> = {
+  http: ['HTTP route', 'HTTP routes'],
+  cron: ['schedule', 'schedules'],
+  trigger: ['trigger', 'triggers'],
+};
+
+/**
+ * The overview of a large graph (issue 19 §9): functions collapse into one node per namespace
+ * (`bulk03::*`, "50 functions") and their HTTP routes, schedules and other per-trigger nodes into
+ * one node per kind and namespace ("25 HTTP routes"); state stores, queues and topics stay, with
+ * edges merged. Clicking a group focuses the page on it (its `group.query`).
+ */
+export function collapseFlowGraph(graph: FlowGraph): FlowGraph {
+  const owner = new Map<string, string>();
+  const nodes = new Map<string, FlowNodeData>();
+  const members = new Map<string, number>();
+  const fnNs = new Map<string, string>();
+  for (const n of graph.nodes) {
+    if (n.data.kind === 'function' && n.data.functionId) fnNs.set(n.id, namespaceOf(n.data.functionId));
+  }
+  // a trigger node belongs to the namespace of the function it calls
+  const targetOf = new Map<string, string>();
+  for (const e of graph.edges) if (fnNs.has(e.target) && !targetOf.has(e.source)) targetOf.set(e.source, e.target);
+  for (const n of graph.nodes) {
+    const d = n.data;
+    let id = n.id;
+    if (d.kind === 'function' && fnNs.has(n.id)) {
+      const ns = fnNs.get(n.id) as string;
+      id = `ns:${ns}`;
+      if (!nodes.has(id)) nodes.set(id, { kind: 'function', label: `${ns}::*`, group: { query: `${ns}::`, count: 0 } });
+    } else if (GROUP_CAPTION[d.kind] && targetOf.has(n.id)) {
+      const ns = fnNs.get(targetOf.get(n.id) as string) as string;
+      id = `grp:${d.kind}:${ns}`;
+      if (!nodes.has(id))
+        nodes.set(id, { kind: d.kind, label: '', sub: `to ${ns}::*`, group: { query: `${ns}::`, kind: d.kind, count: 0 } });
+    } else nodes.set(id, d);
+    members.set(id, (members.get(id) ?? 0) + 1);
+    owner.set(n.id, id);
+  }
+  // captions once the groups are counted
+  for (const [id, d] of nodes) {
+    if (!d.group) continue;
+    const count = members.get(id) ?? 0;
+    d.group.count = count;
+    if (d.kind === 'function') d.sub = `${count} ${count === 1 ? 'function' : 'functions'}`;
+    else {
+      const [one, many] = GROUP_CAPTION[d.kind] as [string, string];
+      d.label = `${count} ${count === 1 ? one : many}`;
+    }
+  }
+  const edges = new Map<string, FlowEdge>();
+  for (const e of graph.edges) {
+    const source = owner.get(e.source);
+    const target = owner.get(e.target);
+    if (!source || !target || source === target) continue;
+    const id = `${source}->${target}`;
+    const existing = edges.get(id);
+    if (!existing || (existing.kind === 'observed' && e.kind !== 'observed')) {
+      edges.set(id, { id, source, target, kind: e.kind, label: existing || e.kind === 'observed' ? undefined : e.label });
+    }
   }
   return { nodes: [...nodes].map(([id, data]) => ({ id, data })), edges: [...edges.values()] };
 }

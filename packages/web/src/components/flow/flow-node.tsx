@@ -1,35 +1,9 @@
 import { Handle, type NodeProps, Position } from '@xyflow/react';
-import { Clock, Code, Database, Globe, List, type LucideIcon, Webhook, Zap } from 'lucide-react';
 import { cn } from '../ui/cn.ts';
-import type { FlowKind, FlowNodeData } from './flow-graph.ts';
+import type { FlowNodeData } from './flow-graph.ts';
+import { KIND_VISUAL, methodColor } from './flow-node-visual.ts';
 
-/** Seed table 2.8 visuals: HTTP coloured by method, cron clock, event lightning, function code, state database, queue list. */
-export const KIND_VISUAL: Record<FlowKind, { icon: LucideIcon; caption: string; color: string }> = {
-  http: { icon: Globe, caption: 'HTTP trigger', color: 'var(--c-info)' },
-  cron: { icon: Clock, caption: 'Cron trigger', color: 'var(--c-warn)' },
-  event: { icon: Zap, caption: 'Event trigger', color: 'var(--c-violet)' },
-  function: { icon: Code, caption: 'Function', color: 'var(--c-accent)' },
-  state: { icon: Database, caption: 'State', color: 'var(--c-ok)' },
-  queue: { icon: List, caption: 'Queue', color: 'var(--c-warn)' },
-  trigger: { icon: Webhook, caption: 'Trigger', color: 'var(--c-faint)' },
-};
-
-/** Method colours, in the palette both themes define. */
-export function methodColor(method: string | undefined): string {
-  switch (method) {
-    case 'GET':
-      return 'var(--c-ok)';
-    case 'POST':
-      return 'var(--c-info)';
-    case 'PUT':
-    case 'PATCH':
-      return 'var(--c-warn)';
-    case 'DELETE':
-      return 'var(--c-bad)';
-    default:
-      return 'var(--c-violet)';
-  }
-}
+export { KIND_VISUAL, methodColor };
 
 export const NODE_SIZE = { width: 230, height: 54 };
 
@@ -47,7 +21,11 @@ export function FlowNode({ id, data, selected }: NodeProps) {
         'flex h-full w-full items-center gap-2.5 rounded-xl border bg-surface px-2.5 shadow-card transition-colors',
         selected ? 'border-accent ring-2 ring-accent/40' : 'border-line-strong hover:border-accent/60',
         d.unnamed && 'border-dashed',
+        // a group of the overview: a stack of cards
+        d.group &&
+          'shadow-[3px_3px_0_-1px_var(--c-surface),3px_3px_0_0_var(--c-line-strong),6px_6px_0_-1px_var(--c-surface),6px_6px_0_0_var(--c-line-strong)]',
       )}
+      data-group={d.group ? d.group.count : undefined}
       style={{ borderLeft: `3px solid ${color}` }}
     >
       <Handle type="target" position={Position.Left} className="!size-1.5 !border-0 !bg-line-strong" />
@@ -75,8 +53,8 @@ export function FlowNode({ id, data, selected }: NodeProps) {
             {d.label}
           </span>
         </div>
-        <div className="mt-0.5 truncate text-[10.5px] text-faint">
-          {d.kind === 'function' ? `${visual.caption} · ${d.sub ?? ''}` : (d.sub ?? visual.caption)}
+        <div className="mt-0.5 truncate text-[11px] text-muted">
+          {d.kind === 'function' && !d.group ? `${visual.caption} · ${d.sub ?? ''}` : (d.sub ?? visual.caption)}
         </div>
       </div>
       <Handle type="source" position={Position.Right} className="!size-1.5 !border-0 !bg-line-strong" />

@@ -5,15 +5,19 @@ import { serverKindOf, useConsoleConfig } from '../../api/console-config.ts';
 import { useFlowLayout, useObservedSpans, useResetFlowLayout, useSaveFlowLayout } from '../../api/flow.ts';
 import { isSystemFunction, useFunctions } from '../../api/functions.ts';
 import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
-import { formatTime, pluralize } from '../../lib/format.ts';
+import { FILTER_KINDS, type FlowKind } from '../../lib/flow-kinds.ts';
+import { formatCount, formatTime, pluralize } from '../../lib/format.ts';
 import { flowRoute } from '../../routes/flow.tsx';
+import { DebouncedSearch } from '../traces/debounced-input.tsx';
 import { Badge } from '../ui/badge.tsx';
+import { cn } from '../ui/cn.ts';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
 import { Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
 import { Spinner } from '../ui/spinner.tsx';
 import { FlowDetail } from './flow-detail.tsx';
-import { buildFlowGraph, observedUses } from './flow-graph.ts';
+import { buildFlowGraph, COLLAPSE_OVER_NODES, collapseFlowGraph, filterFlowGraph, observedUses } from './flow-graph.ts';
+import { KIND_VISUAL } from './flow-node-visual.ts';
 
 const FlowCanvas = lazy(() => import('./flow-canvas.tsx'));
 
@@ -81,6 +85,23 @@ function FlowView() {
       }),
     [functions.data, triggers.data, observed, showSystem],
   );
+  // issue 19 §9: search and kind chips narrow a big graph to what matches and its neighbours
+  const kindsKey = (search.kinds ?? []).join(',');
+  const filtered = !!search.q || kindsKey !== '';
+  // a large graph opens on its overview: one node per namespace of functions, groups of routes and schedules
+  const overview = !filtered && graph.nodes.length > COLLAPSE_OVER_NODES;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the kinds change when their joined form does
+  const shown = useMemo(
+    () => (overview ? { ...collapseFlowGraph(graph), matches: 0 } : filterFlowGraph(graph, { query: search.q, kinds: search.kinds })),
+    [graph, overview, search.q, kindsKey],
+  );
+  const toggleKind = (kind: FlowKind) => {
+    const next = new Set(search.kinds ?? []);
+    if (next.has(kind)) next.delete(kind);
+    else next.add(kind);
+    const kinds = FILTER_KINDS.filter((k) => next.has(k));
+    void navigate({ to: '/flow', search: (prev) => ({ ...prev, kinds: kinds.length ? kinds : undefined }), replace: true });
+  };
 
   // spec: console §4 Flow "after a drag (debounced 300 ms, and flushed on unmount)"
   const pending = useRef<Record<string, { x: number; y: number }> | null>(null);
@@ -107,7 +128,16 @@ function FlowView() {
     [flush],
   );
 
-  const select = (node: string | undefined) => void navigate({ to: '/flow', search: (prev) => ({ ...prev, node }), replace: true });
+  const select = (node: string | undefined) => {
+    const group = node ? shown.nodes.find((n) => n.id === node)?.data.group : undefined;
+    // a group of the overview opens what it stands for
+    if (group)
+      void navigate({
+        to: '/flow',
+        search: (prev) => ({ ...prev, node: undefined, q: group.query, kinds: group.kind ? [group.kind] : undefined }),
+      });
+    else void navigate({ to: '/flow', search: (prev) => ({ ...prev, node }), replace: true });
+  };
   const ready = functions.data && triggers.data && !layout.isPending;
   const error = functions.error ?? triggers.error;
   const savedAt = layout.data?.saved_at;
@@ -138,9 +168,43 @@ function FlowView() {
           </>
         }
       >
-        <span className="text-xs text-muted">
-          {pluralize(graph.nodes.length, 'node')} · {pluralize(graph.edges.length, 'edge')}
+        <div className="flex flex-wrap items-center gap-2">
+          <DebouncedSearch
+            value={search.q}
+            onCommit={(q) => void navigate({ to: '/flow', search: (prev) => ({ ...prev, q }), replace: true })}
+            placeholder="Search nodes: function, route, topic, scope…"
+            className="w-full max-w-sm"
+          />
+          <fieldset className="flex flex-wrap items-center gap-1" data-testid="flow-kind-filter">
+            <legend className="sr-only">Show only these kinds (with their neighbours)</legend>
+            {FILTER_KINDS.map((kind) => {
+              const visual = KIND_VISUAL[kind];
+              const Icon = visual.icon;
+              const on = search.kinds?.includes(kind) ?? false;
+              return (
+                <button
+                  key={kind}
+                  type="button"
+                  aria-pressed={on}
+                  onClick={() => toggleKind(kind)}
+                  data-kind={kind}
+                  className={cn(
+                    'inline-flex h-7 cursor-pointer items-center gap-1.5 rounded-md border px-2 text-[12.5px] font-medium',
+                    on ? 'border-accent bg-accent-soft text-fg' : 'border-line bg-surface text-muted hover:text-fg',
+                  )}
+                >
+                  <Icon size={13} style={{ color: visual.color }} aria-hidden="true" /> {visual.caption}
+                </button>
+              );
+            })}
+          </fieldset>
+        </div>
+        <span className="text-xs text-muted" data-testid="flow-counts">
+          {filtered
+            ? `${pluralize(shown.matches, 'match', 'matches')} · showing ${formatCount(shown.nodes.length)} of ${pluralize(graph.nodes.length, 'node')}`
+            : `${pluralize(graph.nodes.length, 'node')} · ${pluralize(graph.edges.length, 'edge')}`}
           {observed.length > 0 ? ` · ${pluralize(observed.length, 'relation')} seen in recent traces` : ''}
+          {overview ? ` · a large graph, shown by namespace: click a group, search or pick a kind to see its nodes` : ''}
         </span>
       </PageHeader>
       {error ? <ErrorNote className="m-4" title="Could not read functions or triggers" error={error} /> : null}
@@ -150,6 +214,12 @@ function FlowView() {
             <div className="flex h-full items-center justify-center gap-2 text-sm text-muted">
               <Spinner /> Loading the graph…
             </div>
+          ) : graph.nodes.length > 0 && shown.nodes.length === 0 ? (
+            <EmptyState icon={Workflow} title="No node matches">
+              Nothing in the graph matches {search.q ? <>“{search.q}”</> : null}
+              {search.kinds ? ` among ${search.kinds.map((k) => KIND_VISUAL[k].caption).join(', ')}` : ''}. Clear the search or the kinds to
+              see the whole graph.
+            </EmptyState>
           ) : graph.nodes.length === 0 ? (
             <EmptyState icon={Workflow} title="Nothing to draw yet">
               Connect a worker that registers functions and triggers (for example <code className="font-mono">npm start</code> runs the
@@ -164,7 +234,9 @@ function FlowView() {
               }
             >
               <FlowCanvas
-                graph={graph}
+                graph={shown}
+                filtered={filtered || overview}
+                viewKey={filtered ? `${search.q ?? ''}|${kindsKey}` : overview ? 'overview' : 'all'}
                 saved={layout.data?.positions ?? null}
                 layoutEpoch={epoch}
                 onLayoutChange={onLayoutChange}
@@ -179,8 +251,8 @@ function FlowView() {
             </Suspense>
           )}
         </div>
-        {search.node && graph.nodes.some((n) => n.id === search.node) ? (
-          <FlowDetail graph={graph} nodeId={search.node} onSelect={select} onClose={() => select(undefined)} />
+        {search.node && shown.nodes.some((n) => n.id === search.node) ? (
+          <FlowDetail graph={shown} nodeId={search.node} onSelect={select} onClose={() => select(undefined)} />
         ) : null}
       </div>
     </div>
