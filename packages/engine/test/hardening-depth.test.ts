@@ -2,7 +2,8 @@
  * Issue 12 items 1 and 13: one hostile frame, body or id must never kill the engine, and nothing
  * it receives may be held or printed without bound.
  *
- * - JSON nested deeper than 128 levels is refused where it enters, unread: a bus frame gets an
+ * - JSON nested deeper than 128 levels is refused where it enters, unread (a bus frame may have 8
+ *   more, for the envelopes around the data): a bus frame gets an
  *   error answer under its invocation id (or a registrationrejected / triggerregistrationresult),
  *   an HTTP trigger body a 400, an OTLP body a 400; all naming the limit. The engine stays up,
  *   also past the introspection debounce that used to overflow the stack on deep metadata.
@@ -111,13 +112,13 @@ describe('deep JSON is refused where it enters (item 1)', () => {
     intruder.send(`{"type":"registerfunction","id":"depth::meta","metadata":{"deep":${deepArrays(6000)}}}`);
     const rejected = await intruder.next((f) => f.type === 'registrationrejected' && f.function_id === 'depth::meta', 10_000);
     expect(rejected.code).toBe('JSON_TOO_DEEP');
-    expect(rejected.message).toMatch(/more than 128 levels deep.*max_frame_depth of eng-worker-manager/);
+    expect(rejected.message).toMatch(/more than 136 levels deep.*max_frame_depth of eng-worker-manager/);
     // the introspection module's signature runs 250 ms after a registration: that is where it died
     await new Promise((r) => setTimeout(r, 1200));
     await stillServing();
     expect(await functionIds()).not.toContain('depth::meta');
     expect(engine.logs()).toMatch(
-      /refused a frame from worker [0-9a-f-]+: "registerfunction" frame nests arrays\/objects more than 128 levels/,
+      /refused a frame from worker [0-9a-f-]+: "registerfunction" frame nests arrays\/objects more than 136 levels/,
     );
 
     // within the limit the same registration is taken, and lists fine
@@ -134,7 +135,7 @@ describe('deep JSON is refused where it enters (item 1)', () => {
       `{"type":"invokefunction","invocation_id":"${id}","function_id":"engine::log::info","data":{"message":"deep-log-marker","data":${deepObjects(6000)}}}`,
     );
     const answer = await caller.next((f) => f.type === 'invocationresult' && f.invocation_id === id, 10_000);
-    expect(answer.error).toMatchObject({ code: 'JSON_TOO_DEEP', message: expect.stringContaining('128 levels') });
+    expect(answer.error).toMatchObject({ code: 'JSON_TOO_DEEP', message: expect.stringContaining('136 levels') });
     const { logs } = await observer.result('engine::logs::list', {});
     expect(logs.some((l: { body: string }) => l.body === 'deep-log-marker')).toBe(false);
     await stillServing();
@@ -209,8 +210,24 @@ describe('deep JSON is refused where it enters (item 1)', () => {
     expect(body.error.message).toMatch(/request body nests arrays\/objects more than 128 levels deep/);
     expect(handler.seen.length).toBe(calls);
 
-    // 100 levels are fine, and a deep body that is not JSON is not parsed, so it passes as bytes
-    expect((await post('/depth/echo', deepArrays(100))).status).toBe(200);
+    // 128 levels are fine, also echoed back inside a worker's result (the frame adds its envelopes),
+    // and a deep body that is not JSON is not parsed, so it passes as bytes
+    expect((await post('/depth/echo', deepArrays(128))).status).toBe(200);
+    const echo = await server('depth::echo-body', (data) => JSON.stringify({ status_code: 200, body: (data as { body: unknown }).body }));
+    echo.send({
+      type: 'registertrigger',
+      id: 'depth-echo-route',
+      trigger_type: 'http',
+      function_id: 'depth::echo-body',
+      config: { api_path: 'depth/echo-body', http_method: 'POST' },
+    });
+    const echoed = await waitFor(async () => {
+      const r = await post('/depth/echo-body', deepArrays(128));
+      return r.status === 404 ? null : r;
+    }, 10_000);
+    expect(echoed.status).toBe(200);
+    expect(await echoed.text()).toBe(deepArrays(128));
+    expect((await post('/depth/echo-body', deepArrays(129))).status).toBe(400);
     const text = await post('/depth/echo', deepArrays(5000), { 'content-type': 'text/plain' });
     expect(text.status).toBe(200);
     expect(await text.json()).toEqual({ kind: 'object' }); // body null: only JSON bodies are parsed

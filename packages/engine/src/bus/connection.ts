@@ -3,7 +3,7 @@ import { type DecodeResult, decodeMessage, type ErrorBody, ErrorCode, type Invok
 import type { WebSocket } from 'ws';
 import type { Core } from '../core/core.ts';
 import type { InvokeOutcome, Settle } from '../core/invoker.ts';
-import { jsonTooDeep, MAX_JSON_DEPTH, tooDeepMessage, topLevelStrings } from '../core/json-limits.ts';
+import { jsonTooDeep, MAX_FRAME_DEPTH, tooDeepMessage, topLevelStrings } from '../core/json-limits.ts';
 import type { WorkerPeer } from '../core/workers.ts';
 import type { Logger } from '../log.ts';
 import type { BusSession } from './rbac.ts';
@@ -43,7 +43,7 @@ export class WorkerConnection implements WorkerPeer {
     private readonly core: Core,
     private readonly log: Logger,
     private readonly telemetry: () => TelemetrySink | undefined,
-    private readonly limits: FrameLimits = { maxDepth: MAX_JSON_DEPTH },
+    private readonly limits: FrameLimits = { maxDepth: MAX_FRAME_DEPTH },
   ) {}
 
   start(): void {

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { ChannelsCreateInput, describeZodError, EngError, EngineFunction, ErrorCode } from '@eng/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
-import { MAX_JSON_DEPTH } from '../core/json-limits.ts';
+import { MAX_FRAME_DEPTH } from '../core/json-limits.ts';
 import type { EngineModule, ModuleContext } from '../core/module.ts';
 import type { Logger } from '../log.ts';
 import { ChannelManager } from './channels.ts';
@@ -33,8 +33,8 @@ export const WorkerManagerConfig = z
       .int()
       .positive()
       .default(64 * 1024 * 1024),
-    /** A text frame nesting arrays/objects deeper than this is refused unread (json-limits.ts). */
-    max_frame_depth: z.number().int().min(8).max(1000).default(MAX_JSON_DEPTH),
+    /** A text frame nesting arrays/objects deeper than this (the frame itself is level 1) is refused unread (json-limits.ts). */
+    max_frame_depth: z.number().int().min(8).max(1000).default(MAX_FRAME_DEPTH),
     /**
      * Bytes of frames being received at once, across every connection: past it, a connection
      * receiving a large frame (over 64 KiB so far) is closed with 1009 (socket-limits.ts FrameBudget).

@@ -16,6 +16,13 @@ import { type ErrorBody, ErrorCode } from '@eng/protocol';
  */
 export const MAX_JSON_DEPTH = 128;
 
+/**
+ * Default nesting limit of a bus frame: 128 levels of data plus room for the envelopes around it
+ * (the frame, `result`, an HTTP result's `body`…), so a worker can answer with a value as deep as
+ * the deepest one it may be sent.
+ */
+export const MAX_FRAME_DEPTH = MAX_JSON_DEPTH + 8;
+
 /** Longest function id, trigger id, trigger type id or worker name, in UTF-8 bytes. */
 export const MAX_ID_BYTES = 256;
 
