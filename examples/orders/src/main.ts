@@ -13,6 +13,8 @@
  *                                    or the trigger's queue_config, then DLQ; SKUs FAIL… always fail)
  *   state  scope "orders"          → orders::audit (state trigger: every change is counted)
  *   cron   every 30 s              → reports::hourly_summary (writes a summary into state)
+ *   MCP    orders::receipt         → answers with MCP content (text, a resource link, the order)
+ *          orders://order/{id}     → an MCP resource template read by orders::resource
  *   stream "orders" / "live"       → the live feed the console's stream monitor shows;
  *                                    live::on_order_event (stream trigger) counts its changes and
  *                                    live::on_join / live::on_leave (stream:join / stream:leave)
@@ -161,6 +163,53 @@ client.registerFunction(
   {
     description: 'List orders, newest first',
     metadata: { 'mcp.expose': true, mcp: { annotations: { readOnlyHint: true } }, uses: { state: ['orders'] } },
+  },
+);
+
+/** One stored order, or an error naming the id. */
+async function loadOrder(id: unknown): Promise<Order> {
+  const order = (await state.get('orders', String(id ?? ''))) as Order | undefined;
+  if (!order) throw new Error(`order ${String(id ?? '')} not found`);
+  return order;
+}
+
+// Over MCP a function may answer with MCP content itself (packages/mcp/README.md, "The result"):
+// eng-mcp passes `{content: [...]}` through as the tool result, here a text, a link to the order
+// resource below and the order embedded as JSON.
+client.registerFunction(
+  'orders::receipt',
+  async (input: any) => {
+    const order = await loadOrder(input?.id);
+    const uri = `orders://order/${order.id}`;
+    return {
+      content: [
+        { type: 'text', text: `Receipt ${order.id}: ${order.qty} × ${order.sku} for ${order.customer} (${order.status})` },
+        { type: 'resource_link', uri, name: `order ${order.id}`, mimeType: 'application/json' },
+        { type: 'resource', resource: { uri, mimeType: 'application/json', text: JSON.stringify(order, null, 2) } },
+      ],
+    };
+  },
+  {
+    description: 'A receipt for one order: a line of text, a link to the order resource and the order itself',
+    request_format: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+    metadata: { 'mcp.expose': true, mcp: { read_only_hint: true }, uses: { state: ['orders'] } },
+  },
+);
+
+// An MCP resource template served by a function ("mcp.resource"): clients read orders://order/<id>.
+client.registerFunction(
+  'orders::resource',
+  async (input: any) => {
+    const order = await loadOrder(input?.id);
+    return { contents: [{ uri: input.uri, mimeType: 'application/json', text: JSON.stringify(order, null, 2) }] };
+  },
+  {
+    description: 'One order as an MCP resource',
+    metadata: {
+      'mcp.expose': true,
+      'mcp.resource': { uri_template: 'orders://order/{id}', name: 'order', mime_type: 'application/json' },
+      uses: { state: ['orders'] },
+    },
   },
 );
 

@@ -31,7 +31,8 @@ export const LATEST_VERSION = SUPPORTED_VERSIONS[0];
 
 export const INSTRUCTIONS =
   'eng engine MCP server. Only functions whose metadata has `"mcp.expose": true` are exposed as tools; a tool name is the ' +
-  'function id with every `::` written `__` (orders::place → orders__place). Infra namespaces (' +
+  'function id with every `::` written `__` (orders::place → orders__place; ids that do not give a portable name that way ' +
+  'get a hash suffix). Functions with `"mcp.resource"` / `"mcp.prompt"` metadata are resources and prompts. Infra namespaces (' +
   HARD_FLOOR.map((p) => `${p}*`).join(', ') +
   ') are always hidden. Optional `mcp.tier` metadata is filtered by the server --tier flag. Resources eng://functions, ' +
   'eng://workers, eng://triggers and eng://context describe the engine.';

@@ -26,7 +26,7 @@ const TWINS: Array<[string, string]> = [
   ['iii__durable__publish', 'eng__durable__publish'],
   ['iii__custom__thing', 'eng__custom__thing'],
   ['iii.custom', 'eng.custom'],
-  // ids that literally contain `__`: their tool name reverses into the namespace, so they are floored too
+  // ids that literally start with the `__` spelling of a floored namespace are floored too (the check is on the real id)
   ['iii__literal', 'eng__literal'],
 ];
 const FLOOR_TEXT = /^Function '(.+)' is in the eng engine internal namespace and is not exposed as an MCP tool$/;
