@@ -9,7 +9,7 @@ import { nsToMs } from './trace-query.ts';
 export function traceSpans(store: SpanStore, traceId: string): StoredSpan[] {
   const trace = store.trace(traceId.toLowerCase());
   if (!trace) return [];
-  return [...trace.spans.values()].map((r) => r.span).sort((a, b) => a.start_time_unix_nano - b.start_time_unix_nano);
+  return [...trace.spans].sort((a, b) => a.start - b.start).map((r) => r.toSpan());
 }
 
 /** §4.3 `engine::traces::tree`: roots are spans whose parent is not stored; children by start time. */
@@ -57,9 +57,11 @@ export function groupTraces(
       if (only && !only.has(rec.trace.traceId)) return undefined;
       let value: string | undefined;
       let label: string | undefined;
-      for (const [k, v] of rec.span.attributes) {
-        if (k === input.attribute) value = v;
-        if (input.label_attribute && k === input.label_attribute) label = v;
+      const attrs = rec.attrs;
+      for (let i = 0; i < attrs.length; i += 2) {
+        const k = attrs[i] as string;
+        if (k === input.attribute) value = attrs[i + 1] as string;
+        if (input.label_attribute && k === input.label_attribute) label = attrs[i + 1] as string;
       }
       if (value === undefined) return undefined;
       let group = groups.get(value);
@@ -68,7 +70,7 @@ export function groupTraces(
         groups.set(value, group);
       }
       group.traces.add(rec.trace);
-      if (rec.span.status === 'error') group.errors++;
+      if (rec.status === 'error') group.errors++;
       if (label !== undefined && group.label === undefined) group.label = label;
       return undefined;
     },
@@ -80,11 +82,11 @@ export function groupTraces(
     let last = 0;
     let spanCount = 0;
     for (const trace of group.traces) {
-      spanCount += trace.spans.size;
-      for (const member of trace.spans.values()) {
-        const s = member.span;
-        first = Math.min(first, s.start_time_unix_nano);
-        last = Math.max(last, s.end_time_unix_nano || s.start_time_unix_nano);
+      spanCount += trace.size;
+      for (const member of trace.spans) {
+        const start = member.start;
+        first = Math.min(first, start);
+        last = Math.max(last, member.end || start);
       }
     }
     result.push({

@@ -1,5 +1,5 @@
 import { EngError, ErrorCode, type StoredSpan, type TraceListSpan, type TracesListInput } from '@eng/protocol';
-import { MAX_INDEXED_VALUE, type SpanRec, type SpanStore, type TraceRec } from './span-store.ts';
+import { MAX_INDEXED_VALUE, type SpanRec, type SpanStore, type TraceLookup, type TraceRec } from './span-store.ts';
 
 // spec: engine-protocol §4.3 (`engine::traces::*`), seed §2.6 (trace filters, AND-combined).
 
@@ -30,30 +30,45 @@ export function nsToMs(ns: number): number {
 }
 
 export function durationMs(span: StoredSpan, nowMs: number): number {
-  if (span.pending || !span.end_time_unix_nano) return Math.max(0, nsToMs(nowMs * 1e6 - span.start_time_unix_nano));
-  return nsToMs(span.end_time_unix_nano - span.start_time_unix_nano);
+  return durationOf(span.start_time_unix_nano, span.end_time_unix_nano, span.pending === true, nowMs);
 }
 
-function hasPair(span: StoredSpan, key: string, value: string): boolean {
-  for (const [k, v] of span.attributes) if (k === key && v === value) return true;
-  return false;
+function durationOf(start: number, end: number, pending: boolean, nowMs: number): number {
+  if (pending || !end) return Math.max(0, nsToMs(nowMs * 1e6 - start));
+  return nsToMs(end - start);
 }
+
+function recDurationMs(rec: SpanRec, nowMs: number): number {
+  return durationOf(rec.start, rec.end, rec.pending, nowMs);
+}
+
 const indexable = ([, value]: [string, string]) => value.length <= MAX_INDEXED_VALUE;
 
-/** A set of traces: the store's own index entries (Maps) or a Set built for one query. */
-interface TraceLookup {
-  readonly size: number;
-  has(trace: TraceRec): boolean;
-  keys(): IterableIterator<TraceRec>;
-}
 const EMPTY: TraceLookup = new Set<TraceRec>();
+
+/** Traces in any of the sets: checked one by one, listed together (deduplicated). */
+class UnionLookup implements TraceLookup {
+  constructor(private readonly sets: TraceLookup[]) {}
+  get size(): number {
+    let n = 0;
+    for (const set of this.sets) n += set.size;
+    return n;
+  }
+  has(trace: TraceRec): boolean {
+    for (const set of this.sets) if (set.has(trace)) return true;
+    return false;
+  }
+  keys(): IterableIterator<TraceRec> {
+    const out = new Set<TraceRec>();
+    for (const set of this.sets) for (const trace of set.keys()) out.add(trace);
+    return out.values();
+  }
+}
 
 function union(sets: TraceLookup[]): TraceLookup {
   if (sets.length === 0) return EMPTY;
   if (sets.length === 1) return sets[0] as TraceLookup;
-  const out = new Set<TraceRec>();
-  for (const set of sets) for (const trace of set.keys()) out.add(trace);
-  return out;
+  return new UnionLookup(sets);
 }
 function intersect(sets: TraceLookup[]): TraceLookup {
   const sorted = [...sets].sort((a, b) => a.size - b.size);
@@ -62,12 +77,6 @@ function intersect(sets: TraceLookup[]): TraceLookup {
   const out = new Set<TraceRec>();
   for (const trace of smallest.keys()) if (rest.every((set) => set.has(trace))) out.add(trace);
   return out;
-}
-/** Traces with an index key containing `needle` (substring filters on service and span name). */
-function matching(index: Map<string, TraceLookup>, needle: string): TraceLookup {
-  const sets: TraceLookup[] = [];
-  for (const [key, set] of index) if (key.includes(needle)) sets.push(set);
-  return union(sets);
 }
 
 interface Plan {
@@ -91,10 +100,10 @@ function plan(store: SpanStore, input: TracesListInput, attributes: Pairs, exclu
     }
     sets.push(traces);
   }
-  if (input.service_name) sets.push(matching(store.byService.entries, input.service_name.toLowerCase()));
-  if (input.name) sets.push(matching(store.byName.entries, input.name.toLowerCase()));
-  for (const [key, value] of attributes.filter(indexable)) sets.push(store.byAttribute.get(key, value) ?? EMPTY);
-  const excludeSets = exclude.filter(indexable).map(([key, value]) => store.byAttribute.get(key, value) ?? EMPTY);
+  if (input.service_name) sets.push(store.tracesWithService(input.service_name.toLowerCase()));
+  if (input.name) sets.push(store.tracesWithName(input.name.toLowerCase()));
+  for (const [key, value] of attributes.filter(indexable)) sets.push(store.tracesWithAttribute(key, value));
+  const excludeSets = exclude.filter(indexable).map(([key, value]) => store.tracesWithAttribute(key, value));
   return {
     traces: sets.length > 0 ? intersect(sets) : null,
     excluded: excludeSets.length > 0 ? union(excludeSets) : null,
@@ -116,29 +125,29 @@ interface Criteria {
   plan: Plan;
 }
 
-function statusMatches(span: StoredSpan, trace: TraceRec | null, status: StatusFilter): boolean {
+function statusMatches(rec: SpanRec, trace: TraceRec | null, status: StatusFilter): boolean {
+  const spanStatus = rec.status;
   // trace-level (root listing): an error anywhere marks the trace as Error (seed §2.6 Status column)
-  const traceErrors = trace ? trace.errorCount : span.status === 'error' ? 1 : 0;
+  const traceErrors = trace ? trace.errorCount : spanStatus === 'error' ? 1 : 0;
   switch (status) {
     case 'error':
-      return span.status === 'error' || traceErrors > 0;
+      return spanStatus === 'error' || traceErrors > 0;
     case 'ok':
       // OTel leaves successful spans `unset`: every finished span without an error is OK
-      return !span.pending && span.status !== 'error' && traceErrors === 0;
+      return !rec.pending && spanStatus !== 'error' && traceErrors === 0;
     case 'unset':
       // ended without a status; a span still running is Pending, not Unset
-      return span.status === 'unset' && !span.pending;
+      return spanStatus === 'unset' && !rec.pending;
     case 'pending':
-      return span.pending === true;
+      return rec.pending;
   }
 }
 
 function commonMatches(rec: SpanRec, c: Criteria, trace: TraceRec | null): boolean {
-  const span = rec.span;
   if (!c.includeInternal && rec.internal) return false;
-  if (c.status && !statusMatches(span, trace, c.status)) return false;
+  if (c.status && !statusMatches(rec, trace, c.status)) return false;
   if (c.minMs !== undefined || c.maxMs !== undefined) {
-    const d = durationMs(span, c.now);
+    const d = recDurationMs(rec, c.now);
     if (c.minMs !== undefined && d < c.minMs) return false;
     if (c.maxMs !== undefined && d > c.maxMs) return false;
   }
@@ -155,9 +164,9 @@ function rootMatches(rec: SpanRec, c: Criteria): boolean {
   const { plan: p } = c;
   if (p.excluded?.has(rec.trace)) return false;
   if (p.scanPairs.length > 0 || p.scanExclude.length > 0) {
-    const members = [...rec.trace.spans.values()].map((m) => m.span);
-    if (members.some((s) => p.scanExclude.some(([k, v]) => hasPair(s, k, v)))) return false;
-    if (!p.scanPairs.every(([k, v]) => members.some((s) => hasPair(s, k, v)))) return false;
+    const members = rec.trace.spans;
+    if (members.some((s) => p.scanExclude.some(([k, v]) => s.hasPair(k, v)))) return false;
+    if (!p.scanPairs.every(([k, v]) => members.some((s) => s.hasPair(k, v)))) return false;
   }
   return true;
 }
@@ -165,11 +174,10 @@ function rootMatches(rec: SpanRec, c: Criteria): boolean {
 /** `search_all_spans`: every criterion applies to the span itself. */
 function spanMatches(rec: SpanRec, c: Criteria): boolean {
   if (!commonMatches(rec, c, null)) return false;
-  const span = rec.span;
   if (c.service !== undefined && !rec.serviceLc.includes(c.service)) return false;
   if (c.name !== undefined && !rec.nameLc.includes(c.name)) return false;
-  for (const [k, v] of c.attributes) if (!hasPair(span, k, v)) return false;
-  for (const [k, v] of c.exclude) if (hasPair(span, k, v)) return false;
+  for (const [k, v] of c.attributes) if (!rec.hasPair(k, v)) return false;
+  for (const [k, v] of c.exclude) if (rec.hasPair(k, v)) return false;
   return true;
 }
 
@@ -177,11 +185,13 @@ const TAG_KEYS = new Set(['eng.session.id', 'iii.session.id']);
 /** §4.3 `trace_tags`: session ids and `*.tag.*` attributes found on any span of the trace. */
 function traceTags(trace: TraceRec): Record<string, string> | undefined {
   let tags: Record<string, string> | undefined;
-  for (const member of trace.spans.values()) {
-    for (const [k, v] of member.span.attributes) {
+  for (const member of trace.spans) {
+    const attrs = member.attrs;
+    for (let i = 0; i < attrs.length; i += 2) {
+      const k = attrs[i] as string;
       if (TAG_KEYS.has(k) || k.startsWith('eng.tag.') || k.startsWith('iii.tag.')) {
         tags ??= {};
-        tags[k] ??= v;
+        tags[k] ??= attrs[i + 1] as string;
       }
     }
   }
@@ -190,10 +200,10 @@ function traceTags(trace: TraceRec): Record<string, string> | undefined {
 
 export function listRow(rec: SpanRec, now: number): TraceListSpan {
   const row: TraceListSpan = {
-    ...rec.span,
-    span_count: rec.trace.spans.size,
+    ...rec.toSpan(),
+    span_count: rec.trace.size,
     error_count: rec.trace.errorCount,
-    duration_ms: durationMs(rec.span, now),
+    duration_ms: recDurationMs(rec, now),
   };
   const tags = traceTags(rec.trace);
   if (tags) row.trace_tags = tags;
@@ -280,13 +290,13 @@ export function listTraces(store: SpanStore, input: TracesListInput): TraceListR
     // few matching traces: start from them instead of walking the whole time index
     const candidates: SpanRec[] = [];
     for (const trace of traces.keys()) {
-      for (const rec of trace.spans.values()) {
-        if (!allSpans && !rec.rootEntry) continue;
-        const t = rec.span.start_time_unix_nano;
+      for (const rec of trace.spans) {
+        if (!allSpans && !rec.isRoot) continue;
+        const t = rec.start;
         if ((from === undefined || t >= from) && (to === undefined || t <= to)) candidates.push(rec);
       }
     }
-    candidates.sort((a, b) => a.span.start_time_unix_nano - b.span.start_time_unix_nano);
+    candidates.sort((a, b) => a.start - b.start);
     if (descending) candidates.reverse();
     for (const rec of candidates) accept(rec);
   } else {
@@ -305,7 +315,7 @@ export function listTraces(store: SpanStore, input: TracesListInput): TraceListR
     collected.sort((a, b) => {
       const ka = key(a);
       const kb = key(b);
-      const order = ka < kb ? -1 : ka > kb ? 1 : a.span.start_time_unix_nano - b.span.start_time_unix_nano;
+      const order = ka < kb ? -1 : ka > kb ? 1 : a.start - b.start;
       return sign * order;
     });
     total = collected.length;
@@ -318,7 +328,7 @@ function sortKey(sortBy: string, now: number): (rec: SpanRec) => number | string
   switch (sortBy) {
     case 'duration':
     case 'duration_ms':
-      return (rec) => durationMs(rec.span, now);
+      return (rec) => recDurationMs(rec, now);
     case 'service_name':
       return (rec) => rec.serviceLc;
     default:

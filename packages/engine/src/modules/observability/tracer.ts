@@ -47,16 +47,28 @@ function nowNs(): number {
   return Math.round((performance.timeOrigin + performance.now()) * 1e6);
 }
 
+/** Attribute values as the stored pairs: null and undefined skipped, a key given again replaced. */
 function toPairs(attributes: Record<string, AttributeValue> | undefined, into: [string, string][] = []): [string, string][] {
   if (!attributes) return into;
-  for (const [key, value] of Object.entries(attributes)) {
+  const fresh = into.length === 0;
+  for (const key in attributes) {
+    const value = attributes[key];
     if (value === undefined || value === null) continue;
-    const text = String(value);
-    const index = into.findIndex(([k]) => k === key);
-    if (index >= 0) into[index] = [key, text];
-    else into.push([key, text]);
+    if (fresh) into.push([key, typeof value === 'string' ? value : String(value)]);
+    else setPair(into, key, value);
   }
   return into;
+}
+
+function setPair(pairs: [string, string][], key: string, value: Exclude<AttributeValue, null | undefined>): void {
+  const text = typeof value === 'string' ? value : String(value);
+  for (let i = 0; i < pairs.length; i++) {
+    if ((pairs[i] as [string, string])[0] === key) {
+      pairs[i] = [key, text];
+      return;
+    }
+  }
+  pairs.push([key, text]);
 }
 
 function errorEvent(error: ErrorBody | Error | string, at: number): { description: string; event: StoredSpan['events'][number] } {
@@ -152,7 +164,9 @@ export const PENDING_AFTER_MS = 50;
  */
 export class Tracer implements EngineTracer {
   readonly sampler: Sampler;
-  private readonly open = new Set<RecordingSpan>();
+  /** Spans opened since the last sweep and still open then, in start order; ended ones leave at the next sweep. */
+  private open: RecordingSpan[] = [];
+  private openLimit = 1024;
   private sweeper?: ReturnType<typeof setInterval>;
 
   constructor(
@@ -162,36 +176,40 @@ export class Tracer implements EngineTracer {
     this.sampler = new Sampler(config);
   }
 
-  /** Store Pending snapshots of spans open longer than PENDING_AFTER_MS. */
+  /** Store Pending snapshots of spans open longer than PENDING_AFTER_MS; forget the ended ones. */
   private snapshotOpenSpans(): void {
-    const cutoff = Date.now() - PENDING_AFTER_MS;
+    const cutoffNs = (Date.now() - PENDING_AFTER_MS) * 1e6;
+    const kept: RecordingSpan[] = [];
     for (const span of this.open) {
-      if (span.startedAtMs > cutoff) continue;
-      this.open.delete(span);
-      span.snapshot();
+      if (span.ended) continue;
+      if (span.startNs <= cutoffNs) span.snapshot();
+      else kept.push(span);
     }
-    if (this.open.size === 0 && this.sweeper) {
+    this.open = kept;
+    if (kept.length === 0 && this.sweeper) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
     }
   }
 
+  /** Watched for a Pending snapshot: one array push, no per-span bookkeeping when it ends. */
   private track(span: RecordingSpan): void {
-    this.open.add(span);
+    // many spans opened within one sweep interval: drop the ended ones now (not only at the sweep)
+    if (this.open.length >= this.openLimit) {
+      this.open = this.open.filter((s) => !s.ended);
+      this.openLimit = Math.max(1024, this.open.length * 2);
+    }
+    this.open.push(span);
     if (!this.sweeper) {
       this.sweeper = setInterval(() => this.snapshotOpenSpans(), PENDING_AFTER_MS / 2);
       this.sweeper.unref();
     }
   }
 
-  private untrack(span: RecordingSpan): void {
-    this.open.delete(span);
-  }
-
   stop(): void {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
-    this.open.clear();
+    this.open = [];
   }
 
   startSpan(name: string, options: StartSpanOptions = {}): EngineSpan {
@@ -225,7 +243,7 @@ export class Tracer implements EngineTracer {
       instrumentation_scope_name: 'eng-engine',
       flags: 1,
     };
-    const recording = new RecordingSpan(span, traceparent, this.record, (done) => this.untrack(done));
+    const recording = new RecordingSpan(span, traceparent, this.record);
     if (typeof options.attributes === 'function') recording.lazyAttributes = options.attributes;
     if (this.config.live_spans) this.track(recording);
     return recording;
@@ -250,8 +268,7 @@ class UnsampledSpan implements EngineSpan {
 
 class RecordingSpan implements EngineSpan {
   readonly sampled = true;
-  readonly startedAtMs = Date.now();
-  private ended = false;
+  ended = false;
   /** Attributes given as a function: merged in before the span's first write (snapshot or end). */
   lazyAttributes?: () => Record<string, AttributeValue>;
 
@@ -259,8 +276,11 @@ class RecordingSpan implements EngineSpan {
     private readonly span: StoredSpan,
     readonly traceparent: string,
     private readonly record: (span: StoredSpan) => void,
-    private readonly onEnd: (span: RecordingSpan) => void,
   ) {}
+
+  get startNs(): number {
+    return this.span.start_time_unix_nano;
+  }
 
   /** Store the in-progress state (called by the tracer for spans that run long enough to be seen). */
   private applyLazyAttributes(): void {
@@ -290,7 +310,7 @@ class RecordingSpan implements EngineSpan {
   }
 
   setAttribute(key: string, value: AttributeValue): void {
-    if (!this.ended) toPairs({ [key]: value }, this.span.attributes);
+    if (!this.ended && value !== undefined && value !== null) setPair(this.span.attributes, key, value);
   }
 
   addEvent(name: string, attributes?: Record<string, AttributeValue>): void {
@@ -300,7 +320,6 @@ class RecordingSpan implements EngineSpan {
   end(options: EndSpanOptions = {}): void {
     if (this.ended) return;
     this.ended = true;
-    this.onEnd(this);
     this.applyLazyAttributes();
     const span = this.span;
     span.end_time_unix_nano = Math.max(nowNs(), span.start_time_unix_nano);
