@@ -55,12 +55,11 @@ let frontA: EngineProcess;
 let frontB: EngineProcess;
 
 beforeAll(async () => {
-  backend = await startEngine({ workersYaml: BACKEND });
-  [frontA, frontB] = await Promise.all([
-    startEngine({ workersYaml: front(backend.busUrl) }),
-    startEngine({ workersYaml: front(backend.busUrl) }),
-  ]);
-}, 60_000);
+  const readyTimeoutMs = 60_000;
+  backend = await startEngine({ workersYaml: BACKEND, readyTimeoutMs });
+  frontA = await startEngine({ workersYaml: front(backend.busUrl), readyTimeoutMs });
+  frontB = await startEngine({ workersYaml: front(backend.busUrl), readyTimeoutMs });
+}, 200_000);
 afterAll(async () => {
   await Promise.all([frontA?.stop(), frontB?.stop()]);
   await backend?.stop();
@@ -219,6 +218,8 @@ describe('bridged triggers and stream events', () => {
         payload: { stream_name: 'chat', group_id: 'room', item_id: 'm1', ops: [{ type: 'set', path: 'text', value: 'edited on B' }] },
       });
       await socketB.next('update', (f) => f.id === 'm1');
+      // B's change reaches A through the backend's topic, asynchronously
+      await waitFor(() => fired.some((m) => m.event.type === 'update'));
       await a.trigger({
         function_id: 'stream::send',
         payload: { stream_name: 'chat', group_id: 'room', type: 'typing', data: { who: 'ada' } },
@@ -261,7 +262,7 @@ describe('bridged triggers and stream events', () => {
           return false;
         }
       },
-      10_000,
+      30_000,
       200,
     );
     const fresh = SDKS[0]?.[1](backend.busUrl, 'direct-again') as Sdk;
@@ -270,12 +271,13 @@ describe('bridged triggers and stream events', () => {
     } finally {
       await fresh.shutdown();
     }
-  });
+  }, 120_000);
 });
 
 describe('a bridge pointed at its own engine', () => {
   it('refuses to call itself and says why, instead of looping', async () => {
     const loop = await startEngine({
+      readyTimeoutMs: 60_000,
       workersYaml: `  - name: eng-state
     config:
       adapter: { name: bridge, config: { bridge_url: "ws://127.0.0.1:{{BUS_PORT}}", connect_timeout_ms: 0 } }
@@ -291,5 +293,5 @@ describe('a bridge pointed at its own engine', () => {
       await client.shutdown();
       await loop.stop();
     }
-  });
+  }, 90_000);
 });

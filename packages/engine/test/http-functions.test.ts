@@ -156,11 +156,11 @@ describe.each(SDKS)('HTTP-invoked functions with %s', (_label, sdk) => {
   beforeAll(async () => {
     receiver = new Receiver();
     await receiver.start();
-    engine = await startEngine({ workersYaml: OPEN_CONFIG, env: ENV });
+    engine = await startEngine({ workersYaml: OPEN_CONFIG, env: ENV, readyTimeoutMs: 60_000 });
     owner = sdk(engine.busUrl, 'webhook-owner');
     caller = sdk(engine.busUrl, 'webhook-caller');
     await caller.trigger({ function_id: 'engine::functions::list', payload: {} });
-  }, 30_000);
+  }, 90_000);
   afterAll(async () => {
     await owner?.shutdown();
     await caller?.shutdown();
@@ -349,12 +349,13 @@ describe('HTTP-invoked functions: registration refusals, redirects and the clien
     other = new Receiver('127.0.0.1');
     await receiver.start();
     await other.start();
-    [open, strict, guarded, without] = await Promise.all([
-      startEngine({ workersYaml: OPEN_CONFIG, env: ENV }),
-      // the defaults: require_https and block_private_ips on, any host
-      startEngine({ workersYaml: '  - name: eng-http-functions\n' }),
-      startEngine({
-        workersYaml: `  - name: eng-http-functions
+    // one after another: four engines starting at once on a loaded machine can miss the ready deadline
+    const readyTimeoutMs = 60_000;
+    open = await startEngine({ workersYaml: OPEN_CONFIG, env: ENV, readyTimeoutMs });
+    // the defaults: require_https and block_private_ips on, any host
+    strict = await startEngine({ workersYaml: '  - name: eng-http-functions\n', readyTimeoutMs });
+    guarded = await startEngine({
+      workersYaml: `  - name: eng-http-functions
     config:
       security:
         url_allowlist: ["127.0.0.2", "localhost", "169.254.169.254", "*.example.test"]
@@ -362,11 +363,10 @@ describe('HTTP-invoked functions: registration refusals, redirects and the clien
         private_ip_exceptions: ["127.0.0.2"]
         require_https: false
 `,
-        env: { SOME_ENGINE_SECRET: 'x' },
-      }),
-      startEngine(),
-    ]);
-  }, 60_000);
+      readyTimeoutMs,
+    });
+    without = await startEngine({ readyTimeoutMs });
+  }, 240_000);
   afterAll(async () => {
     await Promise.all([open?.stop(), strict?.stop(), guarded?.stop(), without?.stop()]);
     await receiver?.close();

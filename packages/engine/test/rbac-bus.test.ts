@@ -66,7 +66,7 @@ describe.each(SDKS)('RBAC bus with %s', (_label, connect) => {
   const hookCalls: Record<string, Array<Record<string, any>>> = { fn: [], trigger: [], type: [] };
 
   beforeAll(async () => {
-    engine = await startEngine({ workersYaml: RBAC_BUS });
+    engine = await startEngine({ workersYaml: RBAC_BUS, readyTimeoutMs: 60_000 });
     rbacUrl = `ws://127.0.0.1:${engine.ports.RBAC}`;
     trusted = connect(engine.busUrl, 'trusted');
     trusted.registerFunction('test::rbac::auth', async (input: any) => {
@@ -128,7 +128,7 @@ describe.each(SDKS)('RBAC bus with %s', (_label, connect) => {
     trusted.registerFunction('test::ew::meta-public', async (data: any) => ({ meta_echoed: data }), { metadata: { ew_public: true } });
     trusted.registerFunction('test::ew::private', async () => ({ private: true }));
     await trusted.trigger({ function_id: 'engine::functions::list', payload: {} });
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     await trusted?.shutdown();
