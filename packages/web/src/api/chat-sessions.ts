@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { addConversation, chatPrefs, removeConversation, updateChatPrefs } from '../lib/chat/prefs.ts';
 import { onChatEvent } from './chat-live.ts';
+import { releaseConversationWorktree } from './chat-worktrees.ts';
 import { callEngine, onEngineOpen } from './client.ts';
 
 /**
@@ -87,7 +88,10 @@ export function useConversations() {
           patchList(l, e.session_id, (s) => ({ ...s, title: e.title ?? s.title, updated_at: e.timestamp ?? s.updated_at })),
         );
       else if (e.type === 'deleted') {
-        if (chatPrefs().conversations.includes(e.session_id)) removeConversation(e.session_id);
+        if (chatPrefs().conversations.includes(e.session_id)) {
+          void releaseConversationWorktree(e.session_id)();
+          removeConversation(e.session_id);
+        }
         queryClient.setQueryData<SessionMeta[]>(key, (l) => patchList(l, e.session_id, () => null));
       } else if (e.type === 'message' && e.entry.message?.role === 'user')
         // a new message moves the conversation up (the store bumps updated_at on append)
@@ -132,7 +136,14 @@ export function useRenameConversation() {
 export function useDeleteConversation() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (sessionId: string) => callEngine<{ deleted: boolean }>('session::delete', { session_id: sessionId }),
+    mutationFn: async (sessionId: string) => {
+      // read before the delete: its `deleted` event may forget the conversation before this resolves
+      const giveBack = releaseConversationWorktree(sessionId);
+      const out = await callEngine<{ deleted: boolean }>('session::delete', { session_id: sessionId });
+      // its worktree is given back (best effort)
+      void giveBack();
+      return out;
+    },
     onSuccess: (_r, sessionId) => {
       removeConversation(sessionId);
       queryClient.setQueryData<SessionMeta[]>(chatKeys.sessions(), (l) => patchList(l, sessionId, () => null));

@@ -5,6 +5,7 @@ import { chatKeys, setActiveConversation, titleIfUntitled, useConversations, use
 import { compactConversation, idempotentEntryId, putAttachment, sendMessage, stopTurn } from '../../api/chat-turns.ts';
 import { useConnection } from '../../api/client.ts';
 import { useFunctions } from '../../api/functions.ts';
+import { usePresence } from '../../api/presence.ts';
 import { type Attachment, attachmentBlocks } from '../../lib/chat/attachments.ts';
 import { modelLabel, readsImages } from '../../lib/chat/models.ts';
 import { type ChatMode, updateChatPrefs, useChatPrefs } from '../../lib/chat/prefs.ts';
@@ -21,6 +22,7 @@ import { SessionBar } from './session-bar.tsx';
 import { TranscriptView } from './transcript-view.tsx';
 import { useChatModel } from './use-chat-model.ts';
 import { WorkingDirSlot } from './working-dir-slot.tsx';
+import { ChatWorktreeEvents, WorktreeNoticeList } from './worktree-notices.tsx';
 
 /**
  * A callback whose identity never changes and that always runs the latest `fn`: what the memoised
@@ -46,6 +48,7 @@ export function ChatPage() {
   const model = useChatModel();
   const connection = useConnection();
   const functions = useFunctions();
+  const presence = usePresence();
   const activeId = prefs.active && prefs.conversations.includes(prefs.active) ? prefs.active : prefs.conversations[0];
   const conversation = useConversation(activeId);
   const [attachments, setAttachments] = useState<Attachment[]>([]);
@@ -211,16 +214,9 @@ export function ChatPage() {
   );
 
   const workingDir = activeId ? prefs.workingDirs[activeId] : undefined;
-  const onWorkingDir = useStable((root: string | undefined) => {
-    if (!activeId) return;
-    updateChatPrefs((p) => {
-      const { [activeId]: _old, ...rest } = p.workingDirs;
-      return { workingDirs: root ? { ...rest, [activeId]: root } : rest };
-    });
-  });
   const workingDirSlot = useMemo(
-    () => <WorkingDirSlot sessionId={activeId} value={workingDir} disabled={!activeId} onChange={onWorkingDir} />,
-    [activeId, workingDir, onWorkingDir],
+    () => <WorkingDirSlot sessionId={activeId} value={workingDir} disabled={!activeId} />,
+    [activeId, workingDir],
   );
   const onToggleSidebar = useStable(() => updateChatPrefs((p) => ({ sidebar: { collapsed: !p.sidebar.collapsed } })));
   const onOpenConversation = useStable((id: string) => {
@@ -238,6 +234,7 @@ export function ChatPage() {
 
   return (
     <div className="flex min-h-0 flex-1" data-testid="chat-page">
+      {presence.worktrees ? <ChatWorktreeEvents /> : null}
       <ConversationSidebar
         conversations={conversations.data ?? NO_CONVERSATIONS}
         loading={conversations.isPending}
@@ -269,6 +266,7 @@ export function ChatPage() {
         ) : (
           <ChatWelcome hasModels={model.hasModels} offline={model.offline} notice={notice} onCloseNotice={() => setNotice(undefined)} />
         )}
+        {activeId ? <WorktreeNoticeList sessionId={activeId} /> : null}
         <Composer
           mode={prefs.mode}
           onMode={onMode}

@@ -19,10 +19,17 @@ export interface ChatPrefs {
   sidebar: { collapsed: boolean };
   /** Working directory per conversation (`options.metadata.fs_scope.root`), set through the composer's slot. */
   workingDirs: Record<string, string>;
+  /** The managed worktree this console claimed for a conversation (released when it points elsewhere). */
+  worktrees: Record<string, string>;
 }
 
 export const PREFS_KEY = 'eng-chat';
-const DEFAULTS: ChatPrefs = { conversations: [], mode: 'agent', sidebar: { collapsed: false }, workingDirs: {} };
+const DEFAULTS: ChatPrefs = { conversations: [], mode: 'agent', sidebar: { collapsed: false }, workingDirs: {}, worktrees: {} };
+
+function stringMap(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object') return {};
+  return Object.fromEntries(Object.entries(value).filter((kv): kv is [string, string] => typeof kv[1] === 'string'));
+}
 
 function read(): ChatPrefs {
   try {
@@ -35,11 +42,8 @@ function read(): ChatPrefs {
       effort: typeof raw.effort === 'string' ? raw.effort : undefined,
       mode: MODES.includes(raw.mode as ChatMode) ? (raw.mode as ChatMode) : 'agent',
       sidebar: { collapsed: raw.sidebar?.collapsed === true },
-      workingDirs: Object.fromEntries(
-        Object.entries(raw.workingDirs && typeof raw.workingDirs === 'object' ? raw.workingDirs : {}).filter(
-          (kv): kv is [string, string] => typeof kv[1] === 'string',
-        ),
-      ),
+      workingDirs: stringMap(raw.workingDirs),
+      worktrees: stringMap(raw.worktrees),
     };
   } catch {
     return DEFAULTS;
@@ -88,5 +92,6 @@ export const removeConversation = (id: string) =>
   updateChatPrefs((p) => {
     const conversations = p.conversations.filter((c) => c !== id);
     const { [id]: _gone, ...workingDirs } = p.workingDirs;
-    return { conversations, active: p.active === id ? conversations[0] : p.active, workingDirs };
+    const { [id]: _claim, ...worktrees } = p.worktrees;
+    return { conversations, active: p.active === id ? conversations[0] : p.active, workingDirs, worktrees };
   });
