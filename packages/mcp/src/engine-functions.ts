@@ -60,6 +60,20 @@ const TimeoutMs = z
   .max(24 * 3_600_000)
   .optional();
 const ClientRequestInput = z.object({ token: Token, timeout_ms: TimeoutMs }).passthrough();
+
+/** The request params a function passed: its input without our keys and what the engine adds (`_caller_worker_id`). */
+function clientParams(input: unknown): { token: string; timeout_ms?: number; params: Record<string, unknown> } {
+  const {
+    token,
+    timeout_ms,
+    _caller_worker_id: _caller,
+    ...params
+  } = parse(ClientRequestInput, input) as Record<string, unknown> & {
+    token: string;
+    timeout_ms?: number;
+  };
+  return { token, timeout_ms, params };
+}
 const CloseStreamInput = z.object({ token: Token, retry_ms: z.number().int().min(0).max(3_600_000).optional() });
 /** How long a client is told to wait before it reconnects to a stream eng-mcp closed (SSE `retry`). */
 export const DEFAULT_RETRY_MS = 1000;
@@ -82,8 +96,9 @@ function callOf(hub: SessionHub, token: string): CallSlot {
   return slot;
 }
 
-/** A client's refusal, a timeout, or a failure to reach it, as an error the calling function can read. */
-function clientFailure(method: string, err: unknown): EngError {
+/** A client's refusal, a timeout, a cancelled call, or a failure to reach it, as an error the calling function can read. */
+function clientFailure(method: string, err: unknown, slot: CallSlot): EngError {
+  if (slot.signal.aborted) return new EngError('CANCELLED', `the client cancelled the tool call while it was asked for ${method}`);
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   const text = redactText(typeof message === 'string' ? message : String(err));
   if (code === -32001) return new EngError(ErrorCode.Timeout, `the MCP client did not answer ${method} in time: ${text}`);
@@ -133,7 +148,7 @@ export function registerEngineFunctions(
   client.registerFunction(
     ids.sampling,
     async (input) => {
-      const { token, timeout_ms, ...params } = parse(ClientRequestInput, input);
+      const { token, timeout_ms, params } = clientParams(input);
       const slot = callOf(hub, token);
       if (!slot.session.server.getClientCapabilities()?.sampling) throw missingCapability('sampling', 'sampling/createMessage');
       const checked = CreateMessageRequestParamsSchema.safeParse(params);
@@ -146,7 +161,7 @@ export function registerEngineFunctions(
           timeout: timeout_ms ?? options.clientRequestTimeoutMs,
         });
       } catch (err) {
-        throw clientFailure('sampling/createMessage', err);
+        throw clientFailure('sampling/createMessage', err, slot);
       }
     },
     {
@@ -158,7 +173,7 @@ export function registerEngineFunctions(
   client.registerFunction(
     ids.elicitation,
     async (input) => {
-      const { token, timeout_ms, ...params } = parse(ClientRequestInput, input);
+      const { token, timeout_ms, params } = clientParams(input);
       const slot = callOf(hub, token);
       const checked = ElicitRequestParamsSchema.safeParse(params);
       if (!checked.success) throw new EngError(ErrorCode.InvalidArguments, `elicitation/create params: ${describeZodError(checked.error)}`);
@@ -176,7 +191,7 @@ export function registerEngineFunctions(
           timeout: timeout_ms ?? options.clientRequestTimeoutMs,
         });
       } catch (err) {
-        throw clientFailure('elicitation/create', err);
+        throw clientFailure('elicitation/create', err, slot);
       }
       const schema = (params as { requestedSchema?: Record<string, unknown> }).requestedSchema;
       if (result.action === 'accept' && result.content && schema) {

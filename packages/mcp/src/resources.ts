@@ -1,6 +1,6 @@
 import { redactText, redactUrl } from '@eng/protocol';
 import type { EngineView, TriggerRow, WorkerRow } from './engine-view.ts';
-import { type ExposurePolicy, type FunctionRow, functionIdOf, HARD_FLOOR, isExposed, toolName } from './exposure.ts';
+import { contributesNonTool, type ExposurePolicy, type FunctionRow, functionIdOf, HARD_FLOOR, isExposed, toolName } from './exposure.ts';
 import { ErrorCode, RpcError } from './rpc-error.ts';
 import type { CallFunctionIds } from './tools.ts';
 
@@ -62,7 +62,8 @@ const notFound = (uri: string) => new RpcError(RESOURCE_NOT_FOUND, `Resource not
 function functionPayload(row: FunctionRow) {
   return {
     function_id: row.function_id,
-    tool_name: toolName(row.function_id),
+    // a function that defines a resource or a prompt is not a tool
+    tool_name: contributesNonTool(row) ? null : toolName(row.function_id),
     description: row.description ?? null,
     request_format: row.request_format ?? null,
     response_format: row.response_format ?? null,

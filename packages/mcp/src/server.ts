@@ -110,6 +110,10 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
   );
   // registered after construction so the SDK's own setLevel (which accepts any level) is not installed
   server.registerCapabilities({ logging: {} });
+  // requests to the client (sampling, elicitation) are numbered from 1: the SDK client ignores a
+  // notifications/cancelled whose requestId is 0 (`if (!requestId) return`), so a first request
+  // numbered 0 could never be cancelled at the client
+  (server as unknown as { _requestMessageId: number })._requestMessageId = 1;
   const session: McpSession = {
     id,
     transport,

@@ -6,6 +6,7 @@
  * requests on the request's own stream, and a cancelled request's POST answered as the spec asks.
  */
 import { connect, type EngClient } from '@eng/sdk';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
 import { mcpOf } from './conformance-fixtures.ts';
@@ -19,6 +20,8 @@ let engine: EngineProcess;
 let worker: EngClient;
 let extra: EngClient;
 let server: HttpMcp;
+/** What streams::ask ended with when the client did not answer. */
+const asked: Array<{ error: string; code?: string }> = [];
 
 beforeAll(async () => {
   engine = await startMcpEngine();
@@ -60,7 +63,9 @@ beforeAll(async () => {
           requestedSchema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] },
         });
       } catch (err) {
-        return { error: (err as Error).message, code: (err as { code?: string }).code };
+        const outcome = { error: (err as Error).message, code: (err as { code?: string }).code };
+        asked.push(outcome);
+        return outcome;
       }
     },
     { metadata: expose },
@@ -287,7 +292,17 @@ describe('event ids, priming and resumption (bare HTTP client)', () => {
         .find((e) => e?.data.includes('elicitation/create'));
       if (found) request = JSON.parse(found.data);
     }
-    expect(request).toMatchObject({ jsonrpc: '2.0', method: 'elicitation/create', params: { message: 'How many?' } });
+    // the params as the function wrote them, and nothing else (not the engine's _caller_worker_id)
+    expect(request).toEqual({
+      jsonrpc: '2.0',
+      id: expect.any(Number),
+      method: 'elicitation/create',
+      params: {
+        message: 'How many?',
+        requestedSchema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] },
+      },
+    });
+    expect(request.id).toBeGreaterThan(0);
     expect((await s.post({ jsonrpc: '2.0', id: request.id, result: { action: 'accept', content: { n: 0 } } })).status).toBe(202);
     let rest = '';
     for (;;) {
@@ -376,6 +391,36 @@ describe('with the MCP SDK client', () => {
       const result = await client.callTool({ name: 'streams__poll', arguments: {} });
       expect(JSON.parse(textOf(result))).toEqual({ closed: { closed: true } });
       expect(resumes).toEqual([expect.stringMatching(/^\d+-0$/)]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a call cancelled while its function waits for the client: the request to the client is cancelled, the function told so', async () => {
+    const client = await httpClient(server.url, { capabilities: { elicitation: {} } });
+    const cancelledAtClient: unknown[] = [];
+    try {
+      client.setRequestHandler(ElicitRequestSchema, (_request, extra) => {
+        // a user who never answers; the SDK aborts this handler when eng-mcp cancels the request
+        return new Promise((_resolve, reject) => {
+          extra.signal.addEventListener('abort', () => {
+            cancelledAtClient.push(extra.signal.reason);
+            reject(new Error('aborted'));
+          });
+        });
+      });
+      const controller = new AbortController();
+      const pending = client.callTool({ name: 'streams__ask', arguments: {} }, undefined, { signal: controller.signal });
+      await sleep(500);
+      controller.abort();
+      await expect(pending).rejects.toThrow();
+      await waitFor(() => asked.some((a) => a.code === 'CANCELLED'), 5000);
+      expect(asked.find((a) => a.code === 'CANCELLED')).toEqual({
+        code: 'CANCELLED',
+        error: 'the client cancelled the tool call while it was asked for elicitation/create',
+      });
+      await waitFor(() => cancelledAtClient.length === 1, 5000);
+      expect(await client.ping()).toEqual({});
     } finally {
       await client.close();
     }
