@@ -274,6 +274,80 @@ describe('bridged triggers and stream events', () => {
   }, 120_000);
 });
 
+describe('eng-bridge (iii-bridge): expose and forward', () => {
+  let edge: EngineProcess;
+  let edgeWorker: Sdk;
+  let hq: Sdk;
+
+  beforeAll(async () => {
+    edge = await startEngine({
+      readyTimeoutMs: 60_000,
+      workersYaml: `  - name: iii-bridge
+    config:
+      url: ${backend.busUrl}
+      service_id: edge-bridge
+      expose:
+        - { local_function: "edge::hello", remote_function: "edge::remote-hello" }
+      forward:
+        - { local_function: "hq::state::get", remote_function: "state::get", timeout_ms: 2000 }
+`,
+    });
+    edgeWorker = SDKS[0]?.[1](edge.busUrl, 'edge-worker') as Sdk;
+    edgeWorker.registerFunction('edge::hello', async (input: { name: string }) => ({ hi: input.name, from: 'edge' }));
+    await edgeWorker.trigger({ function_id: 'engine::functions::list', payload: {} });
+    hq = SDKS[1]?.[1](backend.busUrl, 'hq-worker') as Sdk;
+    await hq.trigger({ function_id: 'engine::functions::list', payload: {} });
+  }, 120_000);
+  afterAll(async () => {
+    await edgeWorker?.shutdown();
+    await hq?.shutdown();
+    await edge?.stop();
+  });
+
+  it('exposes a local function on the other engine, under the configured name', async () => {
+    await waitFor(async () => {
+      const { functions } = (await hq.trigger({ function_id: 'engine::functions::list', payload: {} })) as {
+        functions: Array<{ function_id: string; worker_name: string }>;
+      };
+      return functions.find((f) => f.function_id === 'edge::remote-hello')?.worker_name === 'edge-bridge';
+    }, 10_000);
+    expect(await hq.trigger({ function_id: 'edge::remote-hello', payload: { name: 'hq' } })).toEqual({ hi: 'hq', from: 'edge' });
+  });
+
+  it('forwards a local id to the other engine, and bridge.invoke / bridge.invoke_async reach anything there', async () => {
+    await hq.trigger({ function_id: 'state::set', payload: { scope: 'hq', key: 'k', value: { v: 1 } } });
+    expect(await edgeWorker.trigger({ function_id: 'hq::state::get', payload: { scope: 'hq', key: 'k' } })).toEqual({ v: 1 });
+    expect(
+      await edgeWorker.trigger({ function_id: 'bridge.invoke', payload: { function_id: 'state::get', data: { scope: 'hq', key: 'k' } } }),
+    ).toEqual({ v: 1 });
+    expect(
+      await edgeWorker.trigger({
+        function_id: 'bridge.invoke_async',
+        payload: { function_id: 'state::set', data: { scope: 'hq', key: 'k2', value: 'async' } },
+      }),
+    ).toBeNull();
+    await waitFor(async () => (await hq.trigger({ function_id: 'state::get', payload: { scope: 'hq', key: 'k2' } })) === 'async');
+    expect(await failure(edgeWorker.trigger({ function_id: 'bridge.invoke', payload: {} }))).toMatchObject({
+      code: 'deserialization_error',
+      message: expect.stringContaining('function_id is required'),
+    });
+  });
+
+  it('refuses to start a forward whose local id another module serves', async () => {
+    await expect(
+      startEngine({
+        readyTimeoutMs: 60_000,
+        workersYaml: `  - name: eng-state
+  - name: eng-bridge
+    config:
+      url: ${backend.busUrl}
+      forward: [{ local_function: "state::get", remote_function: "state::get" }]
+`,
+      }),
+    ).rejects.toThrow(/forward local_function state::get is already served by eng-state/);
+  }, 90_000);
+});
+
 describe('a bridge pointed at its own engine', () => {
   it('refuses to call itself and says why, instead of looping', async () => {
     const loop = await startEngine({

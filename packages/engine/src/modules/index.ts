@@ -1,6 +1,7 @@
 import { workerManagerModule } from '../bus/server.ts';
 import type { EngineModule } from '../core/module.ts';
 import { supervisorModule } from '../supervisor/module.ts';
+import { bridgeModule } from './bridge/index.ts';
 import { configurationModule } from './configuration/index.ts';
 import { cronModule } from './cron/index.ts';
 import { httpModule } from './http/index.ts';
@@ -30,6 +31,8 @@ export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => Engine
   { name: 'eng-queue', create: queueModule, defaultOn: true },
   // off unless listed: registrations with an invocation URL are refused without it (spec §3.4)
   { name: 'eng-http-functions', create: httpFunctionsModule, defaultOn: false },
+  // off unless listed: this engine as a worker of another one (expose / forward)
+  { name: 'eng-bridge', create: bridgeModule, defaultOn: false },
   { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },
 ];
 

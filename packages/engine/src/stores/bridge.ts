@@ -47,6 +47,8 @@ export class BridgeClient {
     private readonly log: Logger,
     /** Whether a worker id is one of this engine's own connections. */
     isOwnWorker: (workerId: string) => boolean,
+    /** The name the other engine lists this connection under; default `<module>-bridge@<host>`. */
+    workerName?: string,
   ) {
     this.shownUrl = redactUrl(config.bridge_url);
     let lastState = '';
@@ -57,7 +59,7 @@ export class BridgeClient {
       else log.warn(line);
     };
     this.client = connect(config.bridge_url, {
-      name: `${module}-bridge@${hostname()}`,
+      name: workerName ?? `${module}-bridge@${hostname()}`,
       description: `${module} of another engine, bridged to this one`,
       headers: config.headers,
       invocationTimeoutMs: config.timeout_ms,
@@ -91,7 +93,7 @@ export class BridgeClient {
   }
 
   /** Call `functionId` on the other engine; its answer (or error) is this call's. */
-  call<T = unknown>(functionId: string, payload: unknown, traceparent?: string): Promise<T> {
+  call<T = unknown>(functionId: string, payload: unknown, traceparent?: string, timeoutMs?: number): Promise<T> {
     if (this.selfLoop) {
       return Promise.reject(
         new EngError(BridgeErrorCode, `${functionId}: bridge_url ${this.shownUrl} is this engine's own bus; point it at another engine`),
@@ -105,7 +107,12 @@ export class BridgeClient {
         ),
       );
     }
-    return this.client.trigger<T>({ function_id: functionId, payload, ...(traceparent ? { traceparent } : {}) });
+    return this.client.trigger<T>({
+      function_id: functionId,
+      payload,
+      ...(traceparent ? { traceparent } : {}),
+      ...(timeoutMs ? { timeoutMs } : {}),
+    });
   }
 
   close(): Promise<void> {
