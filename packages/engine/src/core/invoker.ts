@@ -89,7 +89,97 @@ interface Pending {
   call: CallRecord;
   /** Null once the caller disconnected (§2.8): the call is then ended for the observers at once. */
   target: Settle | null;
-  timer?: NodeJS.Timeout;
+  /** Engine-side deadline (ms since epoch) and the timeout it came from; 0 for none. */
+  deadline: number;
+  timeoutMs: number;
+}
+
+/**
+ * Deadlines of pending calls, soonest first, under one timer (a timer per call cost a Timeout
+ * object and an async resource each). Entries are invocation ids; a call that completed leaves its
+ * entry behind, dropped when it comes due or when the queue is compacted.
+ */
+class DeadlineQueue {
+  private at: number[] = [];
+  private ids: string[] = [];
+  private start = 0;
+  private timer?: NodeJS.Timeout;
+  private armedFor = Number.POSITIVE_INFINITY;
+
+  constructor(
+    /** Called with the id of each entry that came due; it checks whether the call is still pending. */
+    private readonly due: (invocationId: string, at: number) => void,
+    /** How many entries can still matter (the pending calls): the queue is compacted past twice that. */
+    private readonly live: () => number,
+    private readonly stillPending: (invocationId: string, at: number) => boolean,
+  ) {}
+
+  add(invocationId: string, at: number): void {
+    const n = this.at.length;
+    if (n === this.start || (this.at[n - 1] as number) <= at) {
+      this.at.push(at);
+      this.ids.push(invocationId);
+    } else {
+      let lo = this.start;
+      let hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((this.at[mid] as number) <= at) lo = mid + 1;
+        else hi = mid;
+      }
+      this.at.splice(lo, 0, at);
+      this.ids.splice(lo, 0, invocationId);
+    }
+    if (n - this.start > 1024 && n - this.start > 2 * this.live()) this.compact();
+    if (at < this.armedFor) this.arm(at);
+  }
+
+  private arm(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.armedFor = at;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, at - Date.now()));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    while (this.start < this.at.length && (this.at[this.start] as number) <= now) {
+      const id = this.ids[this.start] as string;
+      const at = this.at[this.start] as number;
+      this.start++;
+      this.due(id, at);
+    }
+    if (this.start > 1024 && this.start * 2 > this.at.length) {
+      this.at = this.at.slice(this.start);
+      this.ids = this.ids.slice(this.start);
+      this.start = 0;
+    }
+    if (this.start < this.at.length) this.arm(this.at[this.start] as number);
+  }
+
+  /** Drop the entries of calls that already ended. */
+  private compact(): void {
+    const at: number[] = [];
+    const ids: string[] = [];
+    for (let i = this.start; i < this.at.length; i++) {
+      if (!this.stillPending(this.ids[i] as string, this.at[i] as number)) continue;
+      at.push(this.at[i] as number);
+      ids.push(this.ids[i] as string);
+    }
+    this.at = at;
+    this.ids = ids;
+    this.start = 0;
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    this.at = [];
+    this.ids = [];
+    this.start = 0;
+  }
 }
 
 interface Observation {
@@ -114,6 +204,14 @@ export class Invoker {
    */
   private observations: Observation[] = [];
   private readonly flushObservations = () => this.runObservers();
+  private readonly deadlines = new DeadlineQueue(
+    (id, at) => {
+      const pending = this.pending.get(id);
+      if (pending && pending.deadline === at) this.complete(id, timeoutOutcome(pending.timeoutMs));
+    },
+    () => this.pending.size,
+    (id, at) => this.pending.get(id)?.deadline === at,
+  );
 
   constructor(
     private readonly functions: FunctionRegistry,
@@ -216,12 +314,11 @@ export class Invoker {
       this.finish(call, target, { ok: false, error });
       return;
     }
-    const pending: Pending = { call, target };
+    const timeoutMs = options.timeoutMs ?? 0;
+    const pending: Pending = { call, target, deadline: timeoutMs ? Date.now() + timeoutMs : 0, timeoutMs };
     this.pending.set(invocationId, pending);
     executor.activeInvocations++;
-    if (options.timeoutMs) {
-      pending.timer = setTimeout(() => this.complete(invocationId, timeoutOutcome(options.timeoutMs as number)), options.timeoutMs);
-    }
+    if (timeoutMs) this.deadlines.add(invocationId, pending.deadline);
   }
 
   private runHandler(handler: InProcessHandler, payload: unknown, call: CallRecord, options: InvokeOptions, target: Settle): void {
@@ -296,7 +393,8 @@ export class Invoker {
       return false;
     }
     this.pending.delete(invocationId);
-    if (pending.timer) clearTimeout(pending.timer);
+    // nothing left to time out: no timer may keep the process alive for a call that is over
+    if (this.pending.size === 0) this.deadlines.clear();
     const executor = pending.call.executorWorkerId ? this.workers.get(pending.call.executorWorkerId) : undefined;
     if (executor && executor.activeInvocations > 0) executor.activeInvocations--;
     this.finish(pending.call, pending.target, outcome);

@@ -76,7 +76,7 @@ export async function serveTrigger(
   });
   // one listener for everything that ends with the response: the span, and the channels once made
   let releaseChannels: (() => void) | undefined;
-  res.once('close', () => {
+  res.on('close', () => {
     releaseChannels?.();
     if (!span) return;
     const status = res.statusCode;

@@ -45,6 +45,10 @@ export class HttpServer {
   private readonly env: PipelineEnv;
   private active = 0;
   private readonly waiting: Array<() => void> = [];
+  private readonly released = () => {
+    this.active--;
+    this.waiting.shift()?.();
+  };
 
   constructor(
     private readonly config: HttpModuleConfig,
@@ -145,10 +149,8 @@ export class HttpServer {
       return;
     }
     this.active++;
-    res.once('close', () => {
-      this.active--;
-      this.waiting.shift()?.();
-    });
+    // 'close' is emitted once per response: a shared listener, no once-wrapper per request
+    res.on('close', this.released);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathname = q === -1 ? url : url.slice(0, q);

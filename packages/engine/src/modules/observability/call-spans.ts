@@ -34,13 +34,13 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
       if (OBSERVABILITY_FUNCTIONS.has(call.functionId)) return;
       const parent = parseTraceparent(call.traceparent);
       if (parent && !parent.sampled) return; // the caller decided not to record this trace
-      const entry = core.functions.get(call.functionId);
       const routedToWorker = call.executorWorkerId !== null;
       const hints = call.span;
       if (!hints) {
         if (routedToWorker && parent) return;
         if (!routedToWorker && !options.traceBuiltins && (!parent || isEngineBuiltin(call.functionId))) return;
       }
+      const entry = core.functions.get(call.functionId);
 
       // functions registered with `metadata.internal: true` (e.g. the console UI's live hooks) are system spans too
       const kind = entry ? (entry.metadata?.internal === true ? 'internal' : functionKind(entry)) : 'user';
