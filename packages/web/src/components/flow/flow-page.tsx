@@ -19,7 +19,8 @@ import { FlowDetail } from './flow-detail.tsx';
 import { buildFlowGraph, COLLAPSE_OVER_NODES, collapseFlowGraph, filterFlowGraph, observedUses } from './flow-graph.ts';
 import { KIND_VISUAL } from './flow-node-visual.ts';
 
-const FlowCanvas = lazy(() => import('./flow-canvas.tsx'));
+const canvasChunk = () => import('./flow-canvas.tsx');
+const FlowCanvas = lazy(canvasChunk);
 
 /** How long after the last drag the layout is written (and flushed when leaving the page). */
 const SAVE_DELAY_MS = 300;
@@ -57,6 +58,8 @@ export function FlowPage() {
       </div>
     );
   }
+  // fetch the canvas (React Flow) while the functions and triggers are read
+  void canvasChunk();
   return <FlowView />;
 }
 
