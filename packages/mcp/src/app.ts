@@ -158,7 +158,11 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   watcher.start(options.pollMs);
   // the connection's state changes what clients can see: tell them (as MCP log messages too)
   let lost = false;
+  let everConnected = false;
   client.on('connected', () => {
+    // said once, whenever the first connection comes (the engine may start long after us)
+    if (!everConnected) log.info(`connected to the eng engine at ${shownUrl}`);
+    everConnected = true;
     if (lost) hub.log('info', { message: `reconnected to the eng engine at ${shownUrl}` }, 'eng-mcp');
     lost = false;
     watcher.schedule();
@@ -171,8 +175,10 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   });
 
   client.ready({ timeoutMs: 5000 }).then(
-    () => log.info(`connected to the eng engine at ${shownUrl}`),
-    () => log.warn(`no connection to the eng engine at ${shownUrl} yet; retrying in the background`),
+    () => undefined,
+    () => {
+      if (!everConnected) log.warn(`no connection to the eng engine at ${shownUrl} yet; retrying in the background`);
+    },
   );
   return { client, shutdown };
 }
