@@ -2,7 +2,8 @@
  * bench/mcp — MCP `tools/call` latency through eng-mcp, over stdio and over Streamable HTTP
  * (POST /mcp on eng-http), against a direct @eng/sdk call of the same function, all in the same
  * run against the same engine and worker. Rounds alternate the three paths; figures are medians
- * of the rounds. Budget (ARCHITECTURE.md): ≤ 1.3× the direct call's latency.
+ * of the rounds. Budget (ARCHITECTURE.md): ≤ 1.3× the direct call's latency; against each transport's
+ * floor (below), what eng-mcp itself adds: ≤ 1.15×.
  *
  *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200]
  *                                  [--paths direct,recheck,stdioping,stdio,httptrigger,httprelay,httpping,http]
@@ -198,6 +199,19 @@ if (ONLY.includes('stdioping')) {
 if (ONLY.includes('httprelay')) {
   console.log(
     `floor http:  relay worker behind the HTTP port = ${fmt(summary('httprelay').p50 / direct.p50, 2)}× (the seed's /mcp topology, no MCP in it)`,
+  );
+}
+// what eng-mcp itself adds: each transport's tools/call against its floor, budget ≤ FLOOR_BUDGET
+const FLOOR_BUDGET = 1.15;
+const floors: Array<[string, () => number]> = [
+  ['stdio', () => summary('stdioping').p50 + direct.p50],
+  ['http', () => summary('httprelay').p50],
+];
+for (const [name, floor] of floors) {
+  if (!ONLY.includes(name) || !ONLY.includes(name === 'stdio' ? 'stdioping' : 'httprelay')) continue;
+  const ratio = summary(name).p50 / floor();
+  console.log(
+    `${name.padEnd(5)} vs its floor: ${fmt(ratio, 2)}×   budget ≤ ${FLOOR_BUDGET.toFixed(2)}× ${ratio <= FLOOR_BUDGET ? 'OK' : 'OVER'}`,
   );
 }
 
