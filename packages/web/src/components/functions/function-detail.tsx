@@ -1,9 +1,9 @@
 import { Link } from '@tanstack/react-router';
-import { useState } from 'react';
 import { type FunctionRecord, isSystemFunction, useFunctionDetail } from '../../api/functions.ts';
 import type { TriggerRecord } from '../../api/triggers.ts';
 import { summarise } from '../../lib/trigger-config.ts';
 import { triggerTone } from '../../lib/trigger-kind.ts';
+import type { FunctionTab } from '../../routes/functions.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { CopyButton } from '../ui/copy-button.tsx';
 import { DetailPanel, PanelSection } from '../ui/detail-panel.tsx';
@@ -11,24 +11,26 @@ import { ErrorNote } from '../ui/empty-state.tsx';
 import { JsonView } from '../ui/json-view.tsx';
 import { SectionTabs } from '../ui/tabs.tsx';
 import type { WorkerSummary } from './function-rows.ts';
-import { InvokePanel } from './invoke-panel.tsx';
+import { InvokePanel, setInvokeDraft } from './invoke-panel.tsx';
+import { RunHistory } from './run-history.tsx';
 import { SchemaTable } from './schema-table.tsx';
 
-type Tab = 'invoke' | 'schema' | 'triggers' | 'metadata';
-
-/** Detail of one function: description, schemas, metadata, its triggers, and Invoke (seed 2.2, 4.1). */
+/** Detail of one function: description, schemas, metadata, its triggers, Invoke (seed 2.2, 4.1) and its runs (issue 19 §13). */
 export function FunctionDetail({
   fn,
   triggers,
   worker,
+  tab,
+  onTab,
   onClose,
 }: {
   fn: FunctionRecord;
   triggers: TriggerRecord[];
   worker: WorkerSummary;
+  tab: FunctionTab;
+  onTab: (tab: FunctionTab) => void;
   onClose: () => void;
 }) {
-  const [tab, setTab] = useState<Tab>('invoke');
   const detail = useFunctionDetail(fn.function_id);
   const requestSchema = detail.data?.request_schema ?? detail.data?.request_format ?? fn.request_format;
   const responseSchema = detail.data?.response_schema ?? detail.data?.response_format ?? fn.response_format;
@@ -72,9 +74,10 @@ export function FunctionDetail({
       <SectionTabs
         label="Function details"
         value={tab}
-        onChange={setTab}
+        onChange={onTab}
         items={[
           { value: 'invoke', label: 'Invoke' },
+          { value: 'runs', label: 'Runs' },
           { value: 'schema', label: 'Schema' },
           { value: 'triggers', label: 'Triggers', count: triggers.length },
           { value: 'metadata', label: 'Metadata' },
@@ -85,6 +88,15 @@ export function FunctionDetail({
         <div className="px-4 py-4">
           <InvokePanel key={fn.function_id} functionId={fn.function_id} schema={requestSchema} schemaLoaded={!detail.isPending} />
         </div>
+      ) : null}
+      {tab === 'runs' ? (
+        <RunHistory
+          functionId={fn.function_id}
+          onEditInInvoke={(text) => {
+            setInvokeDraft(fn.function_id, text);
+            onTab('invoke');
+          }}
+        />
       ) : null}
       {tab === 'schema' ? (
         <>

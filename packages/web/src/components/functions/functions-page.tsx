@@ -120,7 +120,9 @@ export function FunctionsPage() {
             fn={selected}
             triggers={(triggers.data ?? []).filter((t) => t.function_id === selected.function_id)}
             worker={workerOf(selected, workerMap)}
-            onClose={() => setSearch({ fn: undefined })}
+            tab={search.tab ?? 'invoke'}
+            onTab={(tab) => setSearch({ tab: tab === 'invoke' ? undefined : tab })}
+            onClose={() => setSearch({ fn: undefined, tab: undefined })}
           />
         ) : search.fn && functions.data ? (
           <aside className="hidden w-[380px] shrink-0 border-l border-line lg:block">

@@ -14,6 +14,11 @@ import { JsonView } from '../ui/json-view.tsx';
 const drafts = new Map<string, string>();
 const history = new Map<string, InvokeOutcome[]>();
 
+/** Start the Invoke editor of `functionId` from this text (Edit & rerun of a recorded run). */
+export function setInvokeDraft(functionId: string, text: string): void {
+  drafts.set(functionId, text);
+}
+
 export function exampleText(schema: unknown): string {
   const example = schema ? exampleFromSchema(schema) : {};
   return JSON.stringify(example ?? {}, null, 2);
@@ -109,7 +114,7 @@ export function InvokePanel({ functionId, schema, schemaLoaded }: { functionId: 
   );
 }
 
-function InvokeResult({ outcome }: { outcome: InvokeOutcome }) {
+export function InvokeResult({ outcome }: { outcome: InvokeOutcome }) {
   return (
     <div className="space-y-2" data-testid="invoke-result" data-ok={outcome.ok}>
       <div className="flex flex-wrap items-center gap-2 text-[12.5px]">

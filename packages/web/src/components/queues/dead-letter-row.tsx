@@ -1,7 +1,9 @@
-import { ChevronRight, RotateCcw, Trash2 } from 'lucide-react';
+import { ChevronRight, History, RotateCcw, Trash2 } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { type DeadLetter, errorSummary, useDiscardMessage, useRedriveMessage } from '../../api/queues.ts';
 import { formatBytes, formatDateTime, timeAgo } from '../../lib/format.ts';
+import { parsePayload, rerunText } from '../../lib/runs.ts';
+import { RerunDialog } from '../functions/rerun-dialog.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
 import { DefinitionList } from '../ui/card.tsx';
@@ -14,6 +16,7 @@ import { JsonView } from '../ui/json-view.tsx';
 export function DeadLetterRow({ message, name }: { message: DeadLetter; name: string }) {
   const [open, setOpen] = useState(false);
   const [armed, setArmed] = useState(false);
+  const [rerunning, setRerunning] = useState(false);
   const redrive = useRedriveMessage();
   const discard = useDiscardMessage();
   const busy = redrive.isPending || discard.isPending;
@@ -69,6 +72,17 @@ export function DeadLetterRow({ message, name }: { message: DeadLetter; name: st
           </Button>
           <Button
             size="xs"
+            variant="ghost"
+            icon={History}
+            disabled={busy}
+            onClick={() => setRerunning(true)}
+            title={`Call ${message.function_id} once now with this payload, outside the queue`}
+            data-testid="dead-letter-rerun"
+          >
+            Rerun
+          </Button>
+          <Button
+            size="xs"
             variant={armed ? 'danger' : 'ghost'}
             icon={Trash2}
             disabled={busy}
@@ -81,6 +95,19 @@ export function DeadLetterRow({ message, name }: { message: DeadLetter; name: st
           </Button>
         </div>
       </div>
+      <RerunDialog
+        open={rerunning}
+        onClose={() => setRerunning(false)}
+        functionId={message.function_id}
+        initialText={rerunText(parsePayload(JSON.stringify(message.payload ?? null)))}
+        context={
+          <>
+            The payload of dead letter <code className="font-mono">{message.id}</code> of <code className="font-mono">{name}</code>, failed{' '}
+            {formatDateTime(message.failed_at)}. A rerun calls the function once, now, outside the queue: the dead letter stays until you
+            redrive or discard it.
+          </>
+        }
+      />
       {redrive.error || discard.error ? (
         <ErrorNote className="mx-4 mb-2" title="The action failed" error={redrive.error ?? discard.error} />
       ) : null}

@@ -5,6 +5,7 @@ import { CountBadge } from '../ui/badge.tsx';
 import { IconButton } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
 import { CopyButton } from '../ui/copy-button.tsx';
+import { RerunButton, rerunTargetOf } from './rerun-span.tsx';
 import { baggageOf, errorsOf, statusOf } from './span-facts.ts';
 import { AttributesTab, BaggageTab, ErrorsTab, EventsTab, InfoTab, LinksTab, LogsTab } from './span-tabs.tsx';
 import { StatusBadge } from './status-badge.tsx';
@@ -36,6 +37,7 @@ export function SpanPanel({
   const logs = useSpanLogs(span.trace_id, span.span_id);
   const errors = errorsOf(span);
   const baggage = baggageOf(span);
+  const rerun = rerunTargetOf(node);
   const items: Array<{ value: SpanTab; label: string; count?: number }> = [
     { value: 'info', label: 'Info' },
     { value: 'attributes', label: 'Attributes', count: span.attributes.length },
@@ -79,6 +81,11 @@ export function SpanPanel({
             >
               <ArrowUpLeft size={12} /> Parent
             </button>
+          ) : null}
+          {rerun ? (
+            <span className="ml-1">
+              <RerunButton target={rerun} />
+            </span>
           ) : null}
           <span className="ml-auto text-faint">
             depth {node.depth} · {node.children.length} {node.children.length === 1 ? 'child' : 'children'}

@@ -8,6 +8,7 @@ import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
 import { Spinner } from '../ui/spinner.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import { CriticalPath } from './critical-path.tsx';
+import { RerunButton, traceEntryOf } from './rerun-span.tsx';
 import { ResizeHandle, useStoredSize } from './resizable.tsx';
 import { ServiceBreakdown } from './service-breakdown.tsx';
 import { displayName, statusOf } from './span-facts.ts';
@@ -170,6 +171,7 @@ const VIEW_MIN_WIDTH = 420;
 function TraceHeader({ model, onClose }: { model: TraceModel; onClose: () => void }) {
   const root = model.criticalPath[0];
   const status = root ? statusOf(root.span, model.errorCount) : 'OK';
+  const entry = useMemo(() => traceEntryOf(model), [model]);
   return (
     <header className="flex items-start gap-3 px-4 pt-3">
       <div className="min-w-0 flex-1">
@@ -196,6 +198,16 @@ function TraceHeader({ model, onClose }: { model: TraceModel; onClose: () => voi
           ) : null}
         </div>
       </div>
+      {entry ? (
+        <RerunButton
+          target={entry}
+          label={
+            <>
+              Rerun <span className="max-w-[14rem] truncate font-mono text-[12px] max-md:hidden">{entry.functionId}</span>
+            </>
+          }
+        />
+      ) : null}
       <IconButton icon={X} label="Close trace" onClick={onClose} />
     </header>
   );
