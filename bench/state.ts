@@ -1,20 +1,27 @@
 /**
  * bench/state — state::set and state::get through the engine (an @eng/sdk client in this process,
- * the engine in its own, 100 calls in flight) against the same operations made directly on the
- * store adapter in this process (100 promises in flight), for in_memory and file_based
- * (SQLite WAL, synchronous=FULL, group commit). Rounds alternate engine and direct; medians.
+ * the engine in its own, 100 calls in flight) against the engine's own worker→engine→worker call
+ * throughput in the same run: the same client calling a function served by a bare WebSocket worker
+ * in a third process, answered as soon as it arrives. A state operation is answered inside the
+ * engine (one hop), so the budget (ARCHITECTURE.md) is ≥ 100% of the call's throughput, and
+ * file_based (SQLite WAL, synchronous=FULL, group commit) ≥ 80% of in_memory. The same operations
+ * made directly on the store adapter in this process are printed for information. Rounds
+ * alternate the targets; medians. Exits 1 when a budget is missed.
  *
  *   node --import tsx bench/state.ts [--rounds 3] [--seconds 2]
+ *
+ * BENCH_PROFILE_DIR=<dir> writes CPU profiles of the engine and the echo worker (bench/lib.ts).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@eng/sdk';
+import WebSocket from 'ws';
 import { MemoryKvStore } from '../packages/engine/src/stores/memory.ts';
 import { SqliteKvStore } from '../packages/engine/src/stores/sqlite.ts';
 import type { KvStore } from '../packages/engine/src/stores/types.ts';
-import { type EngineProcess, startEngine } from '../test/harness.ts';
-import { fmt, median, table } from './lib.ts';
+import { ENG_CLI } from '../test/harness.ts';
+import { fmt, median, spawnTs, stopChild, table } from './lib.ts';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set((process.argv[i] as string).replace(/^--/, ''), process.argv[i + 1] ?? '');
@@ -24,6 +31,28 @@ const IN_FLIGHT = 100;
 const KEYS = 10_000;
 const SCOPE = 'bench';
 const value = (i: number) => ({ i, name: `item-${i}`, tags: ['a', 'b'], note: 'x'.repeat(48) });
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * `--role echo --url <bus>`: the worker side of the call baseline, in its own process: a bare
+ * WebSocket client answering each call with its input, so the baseline measures the engine's
+ * relay, not a worker SDK (as bench/invoke does).
+ */
+if (args.get('role') === 'echo') {
+  const ws = new WebSocket(args.get('url') as string, { perMessageDeflate: false });
+  ws.on('message', (raw) => {
+    const frame = JSON.parse(raw.toString());
+    if (frame.type !== 'invokefunction') return;
+    ws.send(
+      JSON.stringify({ type: 'invocationresult', invocation_id: frame.invocation_id, function_id: frame.function_id, result: frame.data }),
+    );
+  });
+  await new Promise((resolve) => ws.once('open', resolve));
+  ws.send(JSON.stringify({ type: 'registerfunction', id: 'bench::echo' }));
+  await new Promise((r) => setTimeout(r, 200));
+  process.stdout.write('echo: ready\n');
+  await new Promise(() => {});
+}
 
 /** Run `op` with IN_FLIGHT calls outstanding for SECONDS; operations per second. */
 async function throughput(op: (i: number) => Promise<unknown>, seconds = SECONDS): Promise<number> {
@@ -54,52 +83,104 @@ function engineTarget(client: ReturnType<typeof connect>): Target {
   };
 }
 
-async function measure(method: 'in_memory' | 'file_based'): Promise<Array<Record<string, string>>> {
+interface Measured {
+  method: 'in_memory' | 'file_based';
+  engineSet: number[];
+  engineGet: number[];
+  directSet: number[];
+  directGet: number[];
+  /** The worker→engine→worker call, same client, same payloads as set. */
+  call: number[];
+}
+
+async function measure(method: 'in_memory' | 'file_based'): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'eng-bench-state-'));
-  const engine: EngineProcess = await startEngine({
-    workersYaml: `  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: ${method} } }\n`,
-    env: { ENG_LOG_LEVEL: 'warn' },
-  });
-  const client = connect(engine.busUrl, { name: 'bench-state' });
+  const config = join(dir, 'config.yaml');
+  writeFileSync(
+    config,
+    `workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: ${method} } }\n`,
+  );
+  const engine = await spawnTs(ENG_CLI, ['start', '-c', config, '--data-dir', join(dir, 'data')], /eng: ready (.*)\n/);
+  const busUrl = (JSON.parse(engine.match[1] as string) as { bus: { url: string } }).bus.url;
+  const echo = await spawnTs('bench/state.ts', ['--role', 'echo', '--url', busUrl], /echo: ready/);
+  const client = connect(busUrl, { name: 'bench-state', logger: quiet });
   await client.ready({ timeoutMs: 10_000 });
   const store: KvStore = method === 'in_memory' ? new MemoryKvStore() : new SqliteKvStore(join(dir, 'direct.db'), { table: 'state_kv' });
   const viaEngine = engineTarget(client);
   const direct = directTarget(store);
+  const call = (i: number) => client.trigger({ function_id: 'bench::echo', payload: { scope: SCOPE, key: `k${i}`, value: value(i) } });
 
-  // fill every key both ways and warm up the JIT on both paths
-  for (const target of [viaEngine, direct]) {
-    await throughput(target.set, 1);
-    await Promise.all(Array.from({ length: KEYS }, (_, i) => target.set(i)));
-    await throughput(target.get, 0.5);
+  try {
+    // fill every key both ways and warm up the JIT on every path
+    for (const target of [viaEngine, direct]) {
+      await throughput(target.set, 1);
+      await Promise.all(Array.from({ length: KEYS }, (_, i) => target.set(i)));
+      await throughput(target.get, 0.5);
+    }
+    await throughput(call, 1);
+    const m: Measured = { method, engineSet: [], engineGet: [], directSet: [], directGet: [], call: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      process.stderr.write(`${method} round ${round + 1}/${ROUNDS}… `);
+      m.call.push(await throughput(call));
+      m.engineSet.push(await throughput(viaEngine.set));
+      m.directSet.push(await throughput(direct.set));
+      m.engineGet.push(await throughput(viaEngine.get));
+      m.directGet.push(await throughput(direct.get));
+    }
+    process.stderr.write('\n');
+    return m;
+  } finally {
+    await client.close();
+    await stopChild(echo.child);
+    await stopChild(engine.child);
+    await store.close();
   }
-  const results = { engineSet: [] as number[], engineGet: [] as number[], directSet: [] as number[], directGet: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    results.engineSet.push(await throughput(viaEngine.set));
-    results.directSet.push(await throughput(direct.set));
-    results.engineGet.push(await throughput(viaEngine.get));
-    results.directGet.push(await throughput(direct.get));
-  }
-  await client.close();
-  await engine.stop();
-  await store.close();
-
-  const row = (op: string, viaEngineRuns: number[], directRuns: number[]) => {
-    const e = median(viaEngineRuns);
-    const d = median(directRuns);
-    return {
-      store: method,
-      op,
-      'engine ops/s': fmt(e, 0),
-      'direct ops/s': fmt(d, 0),
-      'engine / direct': `${fmt((e / d) * 100, 1)}%`,
-      'engine runs': viaEngineRuns.map((r) => fmt(r, 0)).join(' '),
-    };
-  };
-  return [row('state::set', results.engineSet, results.directSet), row('state::get', results.engineGet, results.directGet)];
 }
 
-const rows = [...(await measure('in_memory')), ...(await measure('file_based'))];
+const results = [await measure('in_memory'), await measure('file_based')];
+const memory = results[0] as Measured;
+const rows: Array<Record<string, string>> = [];
+let over = false;
+const verdicts: string[] = [];
+for (const m of results) {
+  const call = median(m.call);
+  rows.push({
+    store: m.method,
+    op: 'call bench::echo (worker→engine→worker, baseline)',
+    'engine ops/s': fmt(call, 0),
+    'vs call': '100%',
+    'direct ops/s': '',
+    'engine runs': m.call.map((r) => fmt(r, 0)).join(' '),
+  });
+  for (const [op, runs, direct] of [
+    ['state::set', m.engineSet, m.directSet],
+    ['state::get', m.engineGet, m.directGet],
+  ] as const) {
+    const e = median(runs);
+    rows.push({
+      store: m.method,
+      op,
+      'engine ops/s': fmt(e, 0),
+      'vs call': `${fmt((e / call) * 100, 0)}%`,
+      'direct ops/s': fmt(median(direct), 0),
+      'engine runs': runs.map((r) => fmt(r, 0)).join(' '),
+    });
+    if (m.method === 'in_memory') {
+      const ok = e >= call;
+      over ||= !ok;
+      verdicts.push(`in_memory ${op}: ${fmt((e / call) * 100, 0)}% of the call's throughput   budget ≥ 100% ${ok ? 'OK' : 'UNDER budget'}`);
+    } else {
+      const base = median(op === 'state::set' ? memory.engineSet : memory.engineGet);
+      const ratio = e / base;
+      over ||= ratio < 0.8;
+      verdicts.push(`file_based ${op}: ${fmt(ratio * 100, 0)}% of in_memory's   budget ≥ 80% ${ratio >= 0.8 ? 'OK' : 'UNDER budget'}`);
+    }
+  }
+}
 console.log(
-  `state through the engine (@eng/sdk, ${IN_FLIGHT} in flight) vs the store adapter in-process; medians of ${ROUNDS} × ${SECONDS}s`,
+  `\nbench/state — through the engine (@eng/sdk, ${IN_FLIGHT} in flight) vs the engine's own worker→engine→worker call; medians of ${ROUNDS} × ${SECONDS}s (direct: the store adapter in this process, for information)\n`,
 );
 console.log(table(rows));
+console.log('');
+for (const line of verdicts) console.log(line);
+if (over) process.exitCode = 1;

@@ -337,6 +337,8 @@ export class WorkerConnection implements WorkerPeer {
         baggage: message.baggage ?? undefined,
         metadata: message.metadata,
         action: message.action,
+        // parsed from this frame: nobody else holds it
+        payloadOwned: true,
       },
       noReply ? NO_REPLY : new BusReply(this, invocationId, message.function_id),
     );
@@ -347,6 +349,14 @@ export class WorkerConnection implements WorkerPeer {
     // the executor's own frame carries the same invocation id: relay it untouched
     if (outcome.rawFrame && outcome.rawFrame.invocationId === invocationId) {
       this.send(outcome.rawFrame.frame);
+      return;
+    }
+    // a result that is JSON text already (a stored state value): written into the frame as it is
+    if (outcome.ok && outcome.resultJson !== undefined) {
+      let text = `{"type":"invocationresult","invocation_id":${JSON.stringify(invocationId)},"function_id":${JSON.stringify(functionId)},"result":${outcome.resultJson}`;
+      if (outcome.traceparent) text += `,"traceparent":${JSON.stringify(outcome.traceparent)}`;
+      if (outcome.baggage) text += `,"baggage":${JSON.stringify(outcome.baggage)}`;
+      if (!this.send(`${text}}`)) this.log.debug(`result for ${functionId} dropped: caller ${this.id} is gone`);
       return;
     }
     const reply: Record<string, unknown> = {
@@ -384,6 +394,7 @@ export class WorkerConnection implements WorkerPeer {
 
 /** Where a bus call's outcome goes: back to the calling connection, under the caller's invocation id. */
 class BusReply implements Settle {
+  readonly takesJson = true;
   constructor(
     private readonly connection: WorkerConnection,
     private readonly invocationId: string,

@@ -12,8 +12,25 @@ export interface RawResultFrame {
   invocationId: string;
 }
 
+/**
+ * A handler's result given as JSON text (the state module stores values as JSON): a bus caller
+ * gets the text in its result frame as it is, any other caller gets it parsed. Saves a parse and
+ * a serialisation per call.
+ */
+export class JsonText {
+  constructor(readonly json: string) {}
+}
+
 export type InvokeOutcome =
-  | { ok: true; result: unknown; traceparent?: string; baggage?: string; rawFrame?: RawResultFrame }
+  | {
+      ok: true;
+      result: unknown;
+      /** Set instead of `result` for targets that take JSON text (`Settle.takesJson`). */
+      resultJson?: string;
+      traceparent?: string;
+      baggage?: string;
+      rawFrame?: RawResultFrame;
+    }
   | { ok: false; error: ErrorBody; rawFrame?: RawResultFrame };
 
 export interface InvokeOptions {
@@ -32,6 +49,11 @@ export interface InvokeOptions {
   action?: TriggerAction | null;
   /** Engine-side deadline for internal callers (HTTP module, CLI). The bus itself has none (§2.4). */
   timeoutMs?: number;
+  /**
+   * `data` belongs to this call alone (parsed from the caller's frame): `_caller_worker_id` is set
+   * on it in place instead of on a copy.
+   */
+  payloadOwned?: boolean;
   /**
    * What the engine's span for this call should say beyond the defaults (queue deliveries: kind
    * `consumer` and the message's attributes; trigger firings: the trigger's id and type; the
@@ -76,6 +98,8 @@ export interface InvocationObserver {
 /** Where one call's outcome goes: a promise (engine-side callers) or straight back onto the bus. */
 export interface Settle {
   settle(outcome: InvokeOutcome): void;
+  /** True when the target writes the result out as JSON anyway: a JsonText result reaches it unparsed. */
+  readonly takesJson?: boolean;
 }
 
 class PromiseSettle implements Settle {
@@ -253,7 +277,7 @@ export class Invoker {
     let invocationId = options.invocationId ?? randomUUID();
     if (this.pending.has(invocationId)) invocationId = randomUUID();
 
-    const payload = stampCaller(data === undefined ? null : data, options.callerWorkerId ?? options.originWorkerId);
+    const payload = stampCaller(data === undefined ? null : data, options.callerWorkerId ?? options.originWorkerId, options.payloadOwned);
 
     const call: CallRecord = {
       invocationId,
@@ -332,6 +356,11 @@ export class Invoker {
           baggage: call.baggage,
           metadata: options.metadata,
         });
+        if (result instanceof JsonText) {
+          return target.takesJson
+            ? { ok: true as const, result: undefined, resultJson: result.json }
+            : { ok: true as const, result: JSON.parse(result.json) };
+        }
         return { ok: true as const, result };
       } catch (err) {
         return { ok: false as const, error: toErrorBody(err) };
@@ -487,9 +516,13 @@ export class Invoker {
  * (HTTP, cron, triggers, engine internals) the key is removed, so data can never point
  * `engine::workers::register` and friends at a worker. Other payloads pass unchanged.
  */
-export function stampCaller(data: unknown, callerWorkerId: string | undefined): unknown {
+export function stampCaller(data: unknown, callerWorkerId: string | undefined, owned = false): unknown {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return data;
-  if (callerWorkerId) return { ...(data as Record<string, unknown>), _caller_worker_id: callerWorkerId };
+  if (callerWorkerId) {
+    if (!owned) return { ...(data as Record<string, unknown>), _caller_worker_id: callerWorkerId };
+    (data as Record<string, unknown>)._caller_worker_id = callerWorkerId;
+    return data;
+  }
   if (!Object.hasOwn(data, '_caller_worker_id')) return data;
   const { _caller_worker_id: _spoofed, ...rest } = data as Record<string, unknown>;
   return rest;

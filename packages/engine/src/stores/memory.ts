@@ -11,6 +11,21 @@ export class MemoryKvStore implements KvStore {
     return decode(this.scopesMap.get(scope)?.get(key));
   }
 
+  async getText(scope: string, key: string): Promise<string | undefined> {
+    return this.scopesMap.get(scope)?.get(key);
+  }
+
+  async setText(scope: string, key: string, text: string): Promise<string | undefined> {
+    let entries = this.scopesMap.get(scope);
+    if (!entries) {
+      entries = new Map();
+      this.scopesMap.set(scope, entries);
+    }
+    const old = entries.get(key);
+    entries.set(key, text);
+    return old;
+  }
+
   async set(scope: string, key: string, value: unknown): Promise<unknown | undefined> {
     const text = encode(value);
     let entries = this.scopesMap.get(scope);

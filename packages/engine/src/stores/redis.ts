@@ -125,6 +125,14 @@ export class RedisKvStore implements KvStore {
     return decode(await this.redis.hget(this.hash(scope), key));
   }
 
+  async getText(scope: string, key: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.hash(scope), key)) ?? undefined;
+  }
+
+  async setText(scope: string, key: string, text: string): Promise<string | undefined> {
+    return (await this.redis.engKvSet(this.hash(scope), this.scopesKey, key, text, scope)) ?? undefined;
+  }
+
   async set(scope: string, key: string, value: unknown): Promise<unknown | undefined> {
     return decode(await this.redis.engKvSet(this.hash(scope), this.scopesKey, key, encode(value), scope));
   }

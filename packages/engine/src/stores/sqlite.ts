@@ -148,6 +148,18 @@ export class SqliteKvStore implements KvStore {
     return decode(this.stmt.get.get(scope, key)?.value);
   }
 
+  async getText(scope: string, key: string): Promise<string | undefined> {
+    return this.stmt.get.get(scope, key)?.value;
+  }
+
+  setText(scope: string, key: string, text: string): Promise<string | undefined> {
+    return this.shared.write(() => {
+      const old = this.stmt.get.get(scope, key)?.value;
+      this.stmt.upsert.run(scope, key, text);
+      return old;
+    });
+  }
+
   set(scope: string, key: string, value: unknown): Promise<unknown | undefined> {
     const text = encode(value);
     return this.shared.write(() => {

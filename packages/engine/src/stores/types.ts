@@ -34,6 +34,10 @@ export interface KvStore {
   get(scope: string, key: string): Promise<unknown | undefined>;
   /** Store `value`; resolves the previous value (undefined when there was none). */
   set(scope: string, key: string, value: unknown): Promise<unknown | undefined>;
+  /** The value's stored JSON text (undefined when absent), for callers that pass it on unparsed. */
+  getText?(scope: string, key: string): Promise<string | undefined>;
+  /** Store `text`, the JSON of a value, as it is; resolves the previous value's JSON text. */
+  setText?(scope: string, key: string, text: string): Promise<string | undefined>;
   /** Remove; resolves the previous value (undefined when there was none). */
   delete(scope: string, key: string): Promise<unknown | undefined>;
   /**

@@ -26,7 +26,34 @@ export function parseTraceparent(value: string | undefined | null): SpanContext 
 let lastValue: string | undefined;
 let lastContext: SpanContext | null = null;
 
+/** Whether `value[from..to)` is lower-case hex. */
+function lowerHex(value: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = value.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
+
 function parseUncached(value: string): SpanContext | null {
+  // the common form, exactly 55 characters in lower case (what every SDK sends): checked by hand
+  if (
+    value.length === 55 &&
+    value.charCodeAt(2) === 45 &&
+    value.charCodeAt(35) === 45 &&
+    value.charCodeAt(52) === 45 &&
+    lowerHex(value, 0, 2) &&
+    lowerHex(value, 3, 35) &&
+    lowerHex(value, 36, 52) &&
+    lowerHex(value, 53, 55)
+  ) {
+    if (value.charCodeAt(0) === 102 && value.charCodeAt(1) === 102) return null; // version ff
+    const traceId = value.slice(3, 35);
+    const spanId = value.slice(36, 52);
+    if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return null;
+    const last = value.charCodeAt(54);
+    return { traceId, spanId, sampled: ((last <= 57 ? last - 48 : last - 87) & 1) === 1 };
+  }
   const match = TRACEPARENT.exec(value.trim().toLowerCase());
   if (!match || match[1] === 'ff') return null;
   const traceId = match[2] as string;

@@ -6,6 +6,8 @@ import { RedisEventFanout } from '../../stores/redis-events.ts';
 import type { KvStore } from '../../stores/types.ts';
 import { startStateBridge } from './bridge.ts';
 import {
+  fastKeyInput,
+  fastSetInput,
   parseInput,
   StateKeyInput,
   StateListGroupsInput,
@@ -82,7 +84,7 @@ export function stateModule(): EngineModule<StateConfig> {
         triggers.dispatch(event, traceparent);
         fanout?.publish(event);
       };
-      const service = new StateService(store, ctx.config.max_value_bytes, emit);
+      const service = new StateService(store, ctx.config.max_value_bytes, emit, () => triggers.active || fanout !== undefined);
       registerStateFunctions(ctx, service);
       registerStateTriggerType(ctx, triggers);
     },
@@ -109,15 +111,15 @@ function registerStateFunctions(ctx: ModuleContext<StateConfig>, service: StateS
   ctx.registerFunction(
     { id: 'state::set', description: 'Store a value under scope/key', request_format: jsonSchema(StateSetInput) },
     async (input, info) => {
-      const { scope, key, value, data } = parseInput('state::set', StateSetInput, input);
-      return service.set(scope, key, value !== undefined ? value : (data ?? null), info.traceparent);
+      const { scope, key, value, data } = fastSetInput(input) ?? parseInput('state::set', StateSetInput, input);
+      return service.setJson(scope, key, value !== undefined ? value : (data ?? null), info.traceparent);
     },
   );
   ctx.registerFunction(
     { id: 'state::get', description: 'Read the value under scope/key (no result when missing)', request_format: jsonSchema(StateKeyInput) },
     async (input) => {
-      const { scope, key } = parseInput('state::get', StateKeyInput, input);
-      return service.get(scope, key);
+      const { scope, key } = fastKeyInput(input) ?? parseInput('state::get', StateKeyInput, input);
+      return service.getJson(scope, key);
     },
   );
   ctx.registerFunction(

@@ -42,6 +42,27 @@ export const StateTriggerConfig = z.object({
 });
 export type StateTriggerConfig = z.infer<typeof StateTriggerConfig>;
 
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+/**
+ * `{scope, key}` when the input is plainly valid (the schema's own rules, checked by hand: the
+ * calls of every state operation take this path); undefined to let the schema decide and explain.
+ */
+export function fastKeyInput(input: unknown): { scope: string; key: string } | undefined {
+  if (input === null || typeof input !== 'object') return undefined;
+  const { scope, key } = input as Record<string, unknown>;
+  return nonEmpty(scope) && nonEmpty(key) ? { scope, key } : undefined;
+}
+
+/** The same for `state::set`: scope, key, and a value (or `data`, its alias) present. */
+export function fastSetInput(input: unknown): { scope: string; key: string; value?: unknown; data?: unknown } | undefined {
+  const ids = fastKeyInput(input);
+  if (!ids) return undefined;
+  const record = input as Record<string, unknown>;
+  if (!('value' in record) && !('data' in record)) return undefined;
+  return { scope: ids.scope, key: ids.key, value: record.value, data: record.data };
+}
+
 /** Parse a function's input; a mismatch is `deserialization_error` naming the field (§2.4). */
 export function parseInput<T>(functionId: string, schema: z.ZodType<T>, input: unknown): T {
   const parsed = schema.safeParse(input === null || input === undefined ? {} : input);

@@ -1,4 +1,5 @@
-import { ErrorCode } from '@eng/protocol';
+import { EngError, ErrorCode } from '@eng/protocol';
+import { JsonText } from '../../core/invoker.ts';
 import { KEEP_CURRENT, type KvEntry, type KvStore } from '../../stores/types.ts';
 import { type AppliedUpdate, applyUpdateOps, type UpdateOp, type UpdateOpError } from '../../stores/update-ops.ts';
 import { checkValueSize, storeCall } from './schemas.ts';
@@ -20,12 +21,48 @@ export class StateService {
     private readonly maxValueBytes: number,
     /** `traceparent`: the context of the write (the `state::*` call's), parent of the trigger span. */
     private readonly emit: (event: StateEvent, traceparent?: string) => void,
+    /** False while no state trigger (nor another engine) listens: writes then build no event. */
+    private readonly wantsEvents: () => boolean = () => true,
   ) {}
+
+  /**
+   * `state::set` for a bus caller: the value is serialised once (size check and storage), and the
+   * result `{old_value, new_value}` is written from the stored texts without parsing them. The
+   * `state` event is only built when something listens.
+   */
+  async setJson(
+    scope: string,
+    key: string,
+    value: unknown,
+    traceparent?: string,
+  ): Promise<JsonText | { old_value: unknown; new_value: unknown }> {
+    const setText = this.store.setText;
+    if (!setText) return this.set(scope, key, value, traceparent);
+    const text = JSON.stringify(value) ?? 'null';
+    // a UTF-8 character is at most 3 bytes per UTF-16 unit: most values need no byte count
+    if (text.length * 3 > this.maxValueBytes) {
+      const bytes = Buffer.byteLength(text);
+      if (bytes > this.maxValueBytes) {
+        throw new EngError(ErrorCode.ValueTooLarge, `value is ${bytes} bytes, over the limit of ${this.maxValueBytes} (max_value_bytes)`);
+      }
+    }
+    const oldText = await storeCall(ErrorCode.SetError, () => setText.call(this.store, scope, key, text));
+    if (this.wantsEvents()) this.emit(stateEvent(scope, key, oldText === undefined ? undefined : JSON.parse(oldText), value), traceparent);
+    return new JsonText(`{"old_value":${oldText ?? 'null'},"new_value":${text}}`);
+  }
+
+  /** `state::get` for a bus caller: the stored text as it is (no result when missing). */
+  async getJson(scope: string, key: string): Promise<JsonText | undefined | unknown> {
+    const getText = this.store.getText;
+    if (!getText) return this.get(scope, key);
+    const text = await storeCall(ErrorCode.GetError, () => getText.call(this.store, scope, key));
+    return text === undefined ? undefined : new JsonText(text);
+  }
 
   async set(scope: string, key: string, value: unknown, traceparent?: string): Promise<{ old_value: unknown; new_value: unknown }> {
     checkValueSize(value, this.maxValueBytes);
     const old = await storeCall(ErrorCode.SetError, () => this.store.set(scope, key, value));
-    this.emit(stateEvent(scope, key, old, value), traceparent);
+    if (this.wantsEvents()) this.emit(stateEvent(scope, key, old, value), traceparent);
     return { old_value: old ?? null, new_value: value };
   }
 

@@ -29,6 +29,11 @@ export class StateTriggers {
     private readonly enabled: boolean,
   ) {}
 
+  /** Whether a write now could fire anything (else the write builds no event). */
+  get active(): boolean {
+    return this.enabled && this.bindings.size > 0;
+  }
+
   register(binding: TriggerBinding): void {
     const config = parseTriggerConfig('state', StateTriggerConfig, binding.config);
     this.bindings.set(binding.id, { binding, config });
