@@ -341,7 +341,7 @@ describe('fuzz: the engine survives random and hostile input on every port', () 
       if (roll < 0.6) {
         // well-formed text: half of it on the connection that stays
         const frame = mutatedFrame(rng) as { type: string; id?: unknown };
-        const target = rng.chance(0.5) ? steady : socket;
+        const target: WebSocket | undefined = rng.chance(0.5) ? steady : socket;
         // the staying connection must not take fuzz::echo from the health worker for good (the
         // later registration serves an id): the HTTP phase and the health check call it
         if (target === steady && frame.type === 'registerfunction' && frame.id === 'fuzz::echo') frame.id = 'fuzz::steady-echo';

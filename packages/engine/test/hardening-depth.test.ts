@@ -9,7 +9,7 @@
  *   also past the introspection debounce that used to overflow the stack on deep metadata.
  * - A value the engine cannot write back out (read from its own store after another process wrote
  *   it there) answers the caller with an error instead of taking the process down.
- * - Ids (function, trigger, trigger type) and worker names over 256 bytes are refused naming the
+ * - Ids (function, trigger, trigger type) over 256 bytes and worker names over 4096 characters (shorter ones are cut to 280, as iii does) are refused naming the
  *   limit; log lines print foreign strings with their control characters escaped, one line each.
  * - Frames being received count against a global budget (`max_inflight_frame_bytes`): past it a
  *   connection receiving a large frame is closed with 1009 and a log line; the others go on.
@@ -294,7 +294,10 @@ describe('ids are capped at 256 bytes and logged on one line (item 13)', () => {
     expect(binding.error).toMatchObject({ code: 'ID_TOO_LONG', message: expect.stringMatching(/^the trigger id is 1048576 bytes long/) });
 
     const named = await client.call('engine::workers::register', { runtime: 'node', name: huge, pid: 1 });
-    expect(named.error).toMatchObject({ code: 'ID_TOO_LONG', message: expect.stringMatching(/^the worker name is 1048576 bytes long/) });
+    expect(named.error).toMatchObject({
+      code: 'ID_TOO_LONG',
+      message: expect.stringMatching(/^the worker name is 1048576 bytes long; the engine accepts names of at most 4096 characters/),
+    });
 
     const call = await client.call(huge, {});
     expect(call.error).toMatchObject({ code: 'ID_TOO_LONG' });

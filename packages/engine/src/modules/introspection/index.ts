@@ -25,10 +25,9 @@ import {
 import { z } from 'zod';
 import type { Core } from '../../core/core.ts';
 import { type FunctionEntry, functionKind, isInternalFunction } from '../../core/functions.ts';
-import { idTooLong } from '../../core/json-limits.ts';
-import { redactUrl } from '../http-functions/url-security.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { summariseConfig, type TriggerBinding, type TriggerTypeEntry } from '../../core/triggers.ts';
+import { redactUrl } from '../http-functions/url-security.ts';
 
 // spec: engine-protocol §4.1, §4.2, §5.10 — the engine's own view of itself.
 
@@ -45,6 +44,9 @@ function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   if (!parsed.success) throw new EngError(ErrorCode.DeserializationError, describeZodError(parsed.error));
   return parsed.data;
 }
+
+/** Longer worker names are refused outright; shorter ones are cut to 280 characters. */
+const MAX_WORKER_NAME_INPUT = 4096;
 
 /** Strip control and bidi characters and cut to 280 characters (0.22.1 sanitising of names). */
 function sanitise(text: string | null | undefined): string | null | undefined {
@@ -385,8 +387,14 @@ export function introspectionModule(): EngineModule<Config> {
         { id: EngineFunction.WorkersRegister, description: 'Record runtime facts about the calling worker' },
         (input) => {
           const q = parse(WorkersRegisterInput, input);
-          const tooLong = typeof q.name === 'string' ? idTooLong('the worker name', q.name) : undefined;
-          if (tooLong) throw new EngError(tooLong.code, tooLong.message);
+          // a name is cut to 280 characters as iii does (iii-sdk sends names that long); one far
+          // beyond any real name is refused, naming the limit
+          if (typeof q.name === 'string' && q.name.length > MAX_WORKER_NAME_INPUT) {
+            throw new EngError(
+              ErrorCode.IdTooLong,
+              `the worker name is ${Buffer.byteLength(q.name)} bytes long; the engine accepts names of at most ${MAX_WORKER_NAME_INPUT} characters and keeps the first 280`,
+            );
+          }
           const ok = core.updateWorkerInfo(q._caller_worker_id, {
             name: sanitise(q.name),
             description: sanitise(q.description),
