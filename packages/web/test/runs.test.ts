@@ -107,6 +107,15 @@ describe('runsFromSpans', () => {
     expect(runs[1]).toMatchObject({ error: 'out of stock', input: { value: { sku: 'A' } }, via: 'call' });
   });
 
+  it('names an HTTP request that ran the function', () => {
+    const request = span({
+      name: 'POST /orders',
+      attrs: { function_id: 'orders::create', 'http.request.method': 'POST', 'http.route': '/orders' },
+    });
+    const exec = span({ trace_id: request.trace_id, parent_span_id: request.span_id, attrs: { function_id: 'orders::create' } });
+    expect(runsFromSpans([request, exec], 'orders::create').map((r) => r.via)).toEqual(['HTTP POST /orders']);
+  });
+
   it('leaves out spans that only name the function (the enqueue action) and other functions', () => {
     const enqueue = span({ name: 'enqueue_action', kind: 'producer', attrs: { function_id: 'fulfilment::reserve_stock' } });
     const other = span({ name: 'execute orders::get', attrs: { function_id: 'orders::get' } });

@@ -33,7 +33,7 @@ export interface Run {
   error?: string;
   input?: Payload;
   output?: Payload;
-  /** How the call arrived: `queue fulfilment (attempt 2)`, `cron`, `state`, `call` … */
+  /** How the call arrived: `HTTP POST /orders`, `queue fulfilment (attempt 2)`, `cron`, `state`, `call` … */
   via: string;
   worker?: string;
 }
@@ -95,6 +95,8 @@ function viaOf(span: StoredSpan): string {
   }
   const trigger = attr(span, 'eng.trigger.type');
   if (trigger) return trigger;
+  const method = attr(span, 'http.request.method');
+  if (method) return `HTTP ${method} ${attr(span, 'http.route') ?? ''}`.trim();
   return 'call';
 }
 
