@@ -1,6 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from '@playwright/test';
+import type { CDPSession, Page } from '@playwright/test';
 import { type ChatStack, startChatStack, until } from './fixtures/chat-stack.ts';
 import { ARTIFACTS, expect, test } from './fixtures/test.ts';
 
@@ -19,6 +20,7 @@ test.beforeAll(async ({ stack }) => {
   chat = await startChatStack(stack);
 });
 test.afterAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
   writeFileSync(join(ARTIFACTS, 'chat-perf.json'), `${JSON.stringify(figures, null, 2)}\n`);
   await chat?.stop();
 });
@@ -147,6 +149,66 @@ test('500 entries with code blocks: first screen and scrolling', async ({ page, 
   expect(scroll.fps).toBeGreaterThanOrEqual(50);
 });
 
+interface TraceEvent {
+  name: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  ts: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string };
+}
+
+interface MainThreadTask {
+  /** Main-thread CPU time of the task (thread time). */
+  cpuMs: number;
+  /** Wall-clock time of the task: CPU time plus the time the thread waited for a core. */
+  wallMs: number;
+}
+
+/**
+ * Record the page's main-thread tasks with the Chrome trace (`toplevel`: one event per task, with
+ * its wall and its thread CPU time). Returns a function that stops the trace and lists them.
+ */
+async function traceMainThread(page: Page): Promise<() => Promise<MainThreadTask[]>> {
+  const cdp: CDPSession = await page.context().newCDPSession(page);
+  const events: TraceEvent[] = [];
+  cdp.on('Tracing.dataCollected', (e) => {
+    events.push(...(e.value as unknown as TraceEvent[]));
+  });
+  await cdp.send('Tracing.start', { categories: 'toplevel', transferMode: 'ReportEvents' });
+  return async () => {
+    const complete = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
+    await cdp.send('Tracing.end');
+    await complete;
+    await cdp.detach();
+    const names = new Map<string, string>();
+    for (const e of events) if (e.ph === 'M' && e.name === 'thread_name' && e.args?.name) names.set(`${e.pid}:${e.tid}`, e.args.name);
+    const isTask = (e: TraceEvent) => e.ph === 'X' && (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask');
+    // the page's renderer main thread: the CrRendererMain with the most tasks
+    const perThread = new Map<string, number>();
+    for (const e of events) {
+      const key = `${e.pid}:${e.tid}`;
+      if (isTask(e) && names.get(key) === 'CrRendererMain') perThread.set(key, (perThread.get(key) ?? 0) + 1);
+    }
+    const main = [...perThread].sort((a, b) => b[1] - a[1])[0]?.[0];
+    const tasks = events
+      .filter((e) => `${e.pid}:${e.tid}` === main && isTask(e))
+      .sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0));
+    // nested task events (a RunTask inside ThreadControllerImpl::RunTask) count once
+    const outer: TraceEvent[] = [];
+    for (const t of tasks) {
+      const parent = outer.at(-1);
+      if (parent && t.ts < parent.ts + (parent.dur ?? 0)) continue;
+      outer.push(t);
+    }
+    return outer.map((t) => ({ cpuMs: (t.tdur ?? t.dur ?? 0) / 1000, wallMs: (t.dur ?? 0) / 1000 }));
+  };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+
 test('a streamed answer of 2,000 tokens keeps the main thread free', async ({ page, consoleUrl }) => {
   test.setTimeout(120_000);
   const { session_id } = await chat.client.call<{ session_id: string }>('session::create', { metadata: { surface: 'console' } });
@@ -165,25 +227,57 @@ test('a streamed answer of 2,000 tokens keeps the main thread free', async ({ pa
       for (const e of list.getEntries()) w.longTasks.push(e.duration);
     }).observe({ type: 'longtask' });
   });
+  const stopTrace = await traceMainThread(page);
+  const load = loadavg()[0] ?? 0;
   const t0 = Date.now();
   await page.getByTestId('composer-input').fill('Explain every step');
   await page.getByTestId('composer-input').press('Enter');
   // waited for from the engine side: polling the page would put the test's own work on its main thread
   await until(async () => (await chat.client.call<any>('harness::status', { session_id })).status === 'running', 20_000, 50);
   await until(async () => (await chat.client.call<any>('harness::status', { session_id })).status === 'completed', 60_000, 200);
-  await expect(page.getByTestId('chat-status')).toHaveText('idle');
+  await new Promise((r) => setTimeout(r, 500)); // the last update's frames
   const streamMs = Date.now() - t0;
+  const tasks = await stopTrace();
+  await expect(page.getByTestId('chat-status')).toHaveText('idle');
   const longTasks = await page.evaluate(() => (window as unknown as { longTasks: number[] }).longTasks);
   const last = parts.length - 1;
   await expect(page.locator('[data-testid="code-block"]').filter({ hasText: `orders::step${last}` })).toBeVisible();
-  figures.stream_2000 = { tokens: tokenCount, streamMs, longTasks: longTasks.length, maxLongTaskMs: Math.max(0, ...longTasks) };
+
+  const cpu = tasks.map((t) => t.cpuMs).sort((a, b) => a - b);
+  const wall = tasks.map((t) => t.wallMs).sort((a, b) => a - b);
+  // how much longer than its own work a task took on the wall clock (other processes on the 2 cores)
+  const inflation = tasks
+    .filter((t) => t.cpuMs >= 2)
+    .map((t) => t.wallMs / t.cpuMs)
+    .sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 10) / 10;
+  const stream = {
+    tokens: tokenCount,
+    streamMs,
+    tasks: tasks.length,
+    mainThreadCpuMs: round(cpu.reduce((a, b) => a + b, 0)),
+    maxTaskCpuMs: round(cpu.at(-1) ?? 0),
+    p99TaskCpuMs: round(percentile(cpu, 0.99)),
+    tasksOver50msCpu: cpu.filter((x) => x > 50).length,
+    maxTaskWallMs: round(wall.at(-1) ?? 0),
+    longTasks: longTasks.length,
+    maxLongTaskMs: Math.round(Math.max(0, ...longTasks)),
+    medianWallPerCpu: round(percentile(inflation, 0.5)),
+    loadAverage: round(load),
+  };
+  figures.stream_2000 = stream;
   test.info().annotations.push({
     type: 'chat, streamed answer',
-    description: `${tokenCount} tokens streamed in ${streamMs} ms; ${longTasks.length} long tasks (max ${Math.round(Math.max(0, ...longTasks))} ms)`,
+    description:
+      `${tokenCount} tokens streamed in ${streamMs} ms: ${tasks.length} main-thread tasks, longest ${stream.maxTaskCpuMs} ms of CPU ` +
+      `(p99 ${stream.p99TaskCpuMs} ms, ${stream.mainThreadCpuMs} ms in all); on the wall clock ${longTasks.length} long tasks ` +
+      `(max ${stream.maxLongTaskMs} ms) at load average ${stream.loadAverage}, a task taking ${stream.medianWallPerCpu}× its CPU time (median)`,
   });
   expect(tokenCount).toBeGreaterThanOrEqual(2000);
-  // the target is no long task at all (figures above); on a shared 2-core machine with software
-  // rendering this run measures wall time of a preempted page, so the assertion is a regression
-  // bound: a streaming answer that re-rendered the whole message per update took seconds
-  expect(Math.max(0, ...longTasks)).toBeLessThan(1000);
+  // the budget: no task of the page over 50 ms while the answer streams. Asserted on the task's own
+  // work (its thread CPU time): the wall clock of this shared 2-core machine (other sessions, plus
+  // the engine and the seven chat workers streaming to it) stretches every task several times,
+  // whatever the page does — that figure is reported above, not asserted
+  expect(stream.maxTaskCpuMs).toBeLessThan(50);
+  expect(tasks.length).toBeGreaterThan(50); // the trace saw the stream's updates
 });

@@ -1,4 +1,4 @@
-import { useVirtualizer } from '@tanstack/react-virtual';
+import { elementScroll, useVirtualizer } from '@tanstack/react-virtual';
 import { ArrowDown } from 'lucide-react';
 import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { ViewItem } from '../../lib/chat/view.ts';
@@ -41,6 +41,9 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
   const scroller = useRef<HTMLDivElement>(null);
   const atEnd = useRef(true);
   const [showJump, setShowJump] = useState(false);
+  // where the virtualizer itself last moved the scroll (keeping rows in place as the ones above
+  // are measured): such a move is not the user leaving the end
+  const ownWrite = useRef<number | undefined>(undefined);
   const virtualizer = useVirtualizer({
     count: items.length,
     getScrollElement: () => scroller.current,
@@ -52,6 +55,10 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
     // a scroll or a measurement re-renders in the next task, not inside the scroll event (a
     // synchronous render there, then the layout it forces, was most of a streaming answer's cost)
     useFlushSync: false,
+    scrollToFn: (offset, options, instance) => {
+      ownWrite.current = offset + (options.adjustments ?? 0);
+      elementScroll(offset, options, instance);
+    },
   });
 
   const toEnd = useCallback(() => {
@@ -60,11 +67,14 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
     el.scrollTop = el.scrollHeight;
   }, []);
 
-  // a new conversation opens at its end
+  // a new conversation opens at its end, and follows it from there. Not scrollToIndex: the
+  // virtualizer keeps re-aiming at that row for frames afterwards, and while an answer streams in
+  // rows below it, that pulled the view back up (which read as the user leaving the end)
   // biome-ignore lint/correctness/useExhaustiveDependencies: only when the conversation changes
   useLayoutEffect(() => {
     atEnd.current = true;
-    if (items.length) virtualizer.scrollToIndex(items.length - 1, { align: 'end' });
+    setShowJump(false);
+    toEnd();
   }, [sessionId]);
 
   const total = virtualizer.getTotalSize();
@@ -89,8 +99,10 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
     // (scrolling up) stops the following, and reaching the end again resumes it
     const onScroll = () => {
       const end = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+      const own = ownWrite.current !== undefined && Math.abs(el.scrollTop - ownWrite.current) < 2;
+      ownWrite.current = undefined;
       if (end) atEnd.current = true;
-      else if (el.scrollTop < last - 1) atEnd.current = false;
+      else if (el.scrollTop < last - 1 && !own) atEnd.current = false;
       last = el.scrollTop;
       setShowJump(!atEnd.current);
     };
