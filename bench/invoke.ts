@@ -12,7 +12,7 @@
  *   node --import tsx bench/invoke.ts [--rounds 3] [--seq 3000] [--seconds 3] [--context sdk|none|both]
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -92,7 +92,17 @@ class Caller {
   }
 }
 
-async function measure(callerUrl: string, withContext: boolean): Promise<{ p50: number; p99: number; rps: number }> {
+/** User+system CPU of a process so far, ms (Linux /proc; 0 elsewhere). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 100 Hz ticks
+  } catch {
+    return 0;
+  }
+}
+
+async function measure(callerUrl: string, withContext: boolean, middlePid: number | undefined): Promise<Figures> {
   const ws = await open(callerUrl);
   const caller = new Caller(ws, withContext);
   for (let i = 0; i < 500; i++) await caller.call(); // warm-up
@@ -101,6 +111,7 @@ async function measure(callerUrl: string, withContext: boolean): Promise<{ p50: 
   latencies.sort((a, b) => a - b);
   let completed = 0;
   const deadline = performance.now() + SECONDS * 1000;
+  const cpu0 = cpuMs(middlePid);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
@@ -111,8 +122,9 @@ async function measure(callerUrl: string, withContext: boolean): Promise<{ p50: 
     }),
   );
   const rps = completed / ((performance.now() - started) / 1000);
+  const cpuUs = ((cpuMs(middlePid) - cpu0) * 1000) / Math.max(1, completed);
   ws.close();
-  return { p50: percentile(latencies, 50) * 1000, p99: percentile(latencies, 99) * 1000, rps };
+  return { p50: percentile(latencies, 50) * 1000, p99: percentile(latencies, 99) * 1000, rps, cpuUs };
 }
 
 async function runRelay(withContext: boolean) {
@@ -120,7 +132,7 @@ async function runRelay(withContext: boolean) {
   const url = `ws://127.0.0.1:${match[1]}`;
   const worker = await startWorker(`${url}/?role=worker`, false);
   try {
-    return await measure(`${url}/?role=caller`, withContext);
+    return await measure(`${url}/?role=caller`, withContext, child.pid);
   } finally {
     worker.close();
     await stopChild(child);
@@ -138,18 +150,20 @@ async function runEngine(withContext: boolean) {
   const url = (JSON.parse(match[1] as string) as { bus: { url: string } }).bus.url;
   const worker = await startWorker(url, true);
   try {
-    return await measure(url, withContext);
+    return await measure(url, withContext, child.pid);
   } finally {
     worker.close();
     await stopChild(child);
   }
 }
 
-type Figures = { p50: number; p99: number; rps: number };
-const summary = (xs: Figures[]) => ({
+/** `cpuUs`: CPU the middle process (relay or engine) spent per call while 100 were in flight. */
+type Figures = { p50: number; p99: number; rps: number; cpuUs: number };
+const summary = (xs: Figures[]): Figures => ({
   p50: median(xs.map((x) => x.p50)),
   p99: median(xs.map((x) => x.p99)),
   rps: median(xs.map((x) => x.rps)),
+  cpuUs: median(xs.map((x) => x.cpuUs)),
 });
 
 /** Alternating rounds of relay and engine; medians of each. */
@@ -172,29 +186,60 @@ function report(title: string, { r, e }: { r: Figures; e: Figures }, budgeted: b
   console.log(`\n${title}\n`);
   console.log(
     table([
-      { target: 'bare WebSocket relay (baseline)', 'p50 µs': fmt(r.p50), 'p99 µs': fmt(r.p99), 'calls/s @100': fmt(r.rps, 0) },
-      { target: 'eng engine', 'p50 µs': fmt(e.p50), 'p99 µs': fmt(e.p99), 'calls/s @100': fmt(e.rps, 0) },
+      {
+        target: 'bare WebSocket relay (baseline)',
+        'p50 µs': fmt(r.p50),
+        'p99 µs': fmt(r.p99),
+        'calls/s @100': fmt(r.rps, 0),
+        'CPU µs/call @100': fmt(r.cpuUs, 1),
+      },
+      {
+        target: 'eng engine',
+        'p50 µs': fmt(e.p50),
+        'p99 µs': fmt(e.p99),
+        'calls/s @100': fmt(e.rps, 0),
+        'CPU µs/call @100': fmt(e.cpuUs, 1),
+      },
     ]),
   );
   const verdict = (ok: boolean, bad: string) => (budgeted ? (ok ? 'OK' : bad) : '(for information)');
-  console.log(`\nlatency ratio (engine/relay, p50): ${fmt(latencyRatio, 2)}×   budget ≤ 1.50× ${verdict(latencyRatio <= 1.5, 'OVER')}`);
   console.log(
-    `throughput ratio (engine/relay):   ${fmt(throughputRatio * 100, 0)}%   budget ≥ 60% ${verdict(throughputRatio >= 0.6, 'UNDER')}`,
+    `\nlatency ratio (engine/relay, p50): ${fmt(latencyRatio, 2)}×   budget ≤ 1.50× ${verdict(latencyRatio <= 1.5, 'OVER budget')}`,
   );
+  console.log(
+    `throughput ratio (engine/relay):   ${fmt(throughputRatio * 100, 0)}%   budget ≥ 60% ${verdict(throughputRatio >= 0.6, 'UNDER budget')}`,
+  );
+  if (budgeted && (latencyRatio > 1.5 || throughputRatio < 0.6)) process.exitCode = 1;
 }
 
 const setup = `medians of ${ROUNDS} rounds; ${SEQ} sequential calls, ${IN_FLIGHT} in flight for ${SECONDS}s`;
+let withContext: { r: Figures; e: Figures } | undefined;
+let withoutContext: { r: Figures; e: Figures } | undefined;
 if (CONTEXT === 'sdk' || CONTEXT === 'both') {
+  withContext = await pass(true, 'sdk-like');
   report(
     `bench/invoke — worker→engine→worker round trip, calls carrying a traceparent as the SDKs send them (${setup})`,
-    await pass(true, 'sdk-like'),
+    withContext,
     true,
   );
 }
 if (CONTEXT === 'none' || CONTEXT === 'both') {
+  withoutContext = await pass(false, 'no-context');
   report(
     `bench/invoke — the same calls without trace context: the engine opens and stores a root span per call (${setup})`,
-    await pass(false, 'no-context'),
+    withoutContext,
     CONTEXT === 'none',
   );
+}
+if (withContext && withoutContext) {
+  // budget (issue 16): a call without trace context (the engine records a span for it) costs at
+  // most 10% more engine CPU than one with context (the worker's span is the record)
+  const cost = withoutContext.e.cpuUs / withContext.e.cpuUs;
+  console.log(
+    `\nwithout trace context vs with it: engine CPU per call ${fmt(withoutContext.e.cpuUs, 1)} vs ${fmt(withContext.e.cpuUs, 1)} µs = ${fmt(cost, 2)}×   budget ≤ 1.10× ${cost <= 1.1 ? 'OK' : 'OVER budget'}`,
+  );
+  console.log(
+    `  (p50 ${fmt(withoutContext.e.p50 / withContext.e.p50, 2)}×, throughput ${fmt((withoutContext.e.rps / withContext.e.rps) * 100, 0)}% of the calls with context, for information)`,
+  );
+  if (cost > 1.1) process.exitCode = 1;
 }

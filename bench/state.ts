@@ -6,13 +6,15 @@
  * engine (one hop), so the budget (ARCHITECTURE.md) is ≥ 100% of the call's throughput, and
  * file_based (SQLite WAL, synchronous=FULL, group commit) ≥ 80% of in_memory. The same operations
  * made directly on the store adapter in this process are printed for information. Rounds
- * alternate the targets; medians. Exits 1 when a budget is missed.
+ * alternate the targets; medians. Each target's engine CPU per operation (from /proc, over the
+ * same window) is printed too: on a shared machine it moves far less than throughput does.
+ * Exits 1 when a budget is missed.
  *
  *   node --import tsx bench/state.ts [--rounds 3] [--seconds 2]
  *
  * BENCH_PROFILE_DIR=<dir> writes CPU profiles of the engine and the echo worker (bench/lib.ts).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@eng/sdk';
@@ -54,6 +56,36 @@ if (args.get('role') === 'echo') {
   await new Promise(() => {});
 }
 
+/** User+system CPU of a process so far, ms (Linux /proc; 0 elsewhere). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 100 Hz ticks
+  } catch {
+    return 0;
+  }
+}
+
+interface Run {
+  /** Operations per second. */
+  rate: number;
+  /** Engine CPU per operation, µs: what the engine itself spends, whatever else loads the machine. */
+  engineUs: number;
+}
+
+/** `throughput`, with the engine's CPU per operation over the same window. */
+async function measured(op: (i: number) => Promise<unknown>, enginePid: number | undefined): Promise<Run> {
+  const cpu0 = cpuMs(enginePid);
+  const started = performance.now();
+  let ops = 0;
+  const rate = await throughput(async (i) => {
+    await op(i);
+    ops++;
+  });
+  const elapsed = (performance.now() - started) / 1000;
+  return { rate: rate || ops / elapsed, engineUs: ((cpuMs(enginePid) - cpu0) * 1000) / Math.max(1, ops) };
+}
+
 /** Run `op` with IN_FLIGHT calls outstanding for SECONDS; operations per second. */
 async function throughput(op: (i: number) => Promise<unknown>, seconds = SECONDS): Promise<number> {
   let next = 0;
@@ -85,12 +117,12 @@ function engineTarget(client: ReturnType<typeof connect>): Target {
 
 interface Measured {
   method: 'in_memory' | 'file_based';
-  engineSet: number[];
-  engineGet: number[];
+  engineSet: Run[];
+  engineGet: Run[];
   directSet: number[];
   directGet: number[];
   /** The worker→engine→worker call, same client, same payloads as set. */
-  call: number[];
+  call: Run[];
 }
 
 async function measure(method: 'in_memory' | 'file_based'): Promise<Measured> {
@@ -121,10 +153,11 @@ async function measure(method: 'in_memory' | 'file_based'): Promise<Measured> {
     const m: Measured = { method, engineSet: [], engineGet: [], directSet: [], directGet: [], call: [] };
     for (let round = 0; round < ROUNDS; round++) {
       process.stderr.write(`${method} round ${round + 1}/${ROUNDS}… `);
-      m.call.push(await throughput(call));
-      m.engineSet.push(await throughput(viaEngine.set));
+      const pid = engine.child.pid;
+      m.call.push(await measured(call, pid));
+      m.engineSet.push(await measured(viaEngine.set, pid));
       m.directSet.push(await throughput(direct.set));
-      m.engineGet.push(await throughput(viaEngine.get));
+      m.engineGet.push(await measured(viaEngine.get, pid));
       m.directGet.push(await throughput(direct.get));
     }
     process.stderr.write('\n');
@@ -142,35 +175,44 @@ const memory = results[0] as Measured;
 const rows: Array<Record<string, string>> = [];
 let over = false;
 const verdicts: string[] = [];
+const rate = (runs: Run[]) => median(runs.map((r) => r.rate));
+const cpu = (runs: Run[]) => median(runs.map((r) => r.engineUs));
 for (const m of results) {
-  const call = median(m.call);
+  const call = rate(m.call);
+  const callCpu = cpu(m.call);
   rows.push({
     store: m.method,
     op: 'call bench::echo (worker→engine→worker, baseline)',
     'engine ops/s': fmt(call, 0),
     'vs call': '100%',
+    'engine CPU µs/op': fmt(callCpu, 1),
+    'CPU vs call': '1.00×',
     'direct ops/s': '',
-    'engine runs': m.call.map((r) => fmt(r, 0)).join(' '),
+    'engine runs': m.call.map((r) => fmt(r.rate, 0)).join(' '),
   });
   for (const [op, runs, direct] of [
     ['state::set', m.engineSet, m.directSet],
     ['state::get', m.engineGet, m.directGet],
   ] as const) {
-    const e = median(runs);
+    const e = rate(runs);
     rows.push({
       store: m.method,
       op,
       'engine ops/s': fmt(e, 0),
       'vs call': `${fmt((e / call) * 100, 0)}%`,
+      'engine CPU µs/op': fmt(cpu(runs), 1),
+      'CPU vs call': `${fmt(cpu(runs) / callCpu, 2)}×`,
       'direct ops/s': fmt(median(direct), 0),
-      'engine runs': runs.map((r) => fmt(r, 0)).join(' '),
+      'engine runs': runs.map((r) => fmt(r.rate, 0)).join(' '),
     });
     if (m.method === 'in_memory') {
       const ok = e >= call;
       over ||= !ok;
-      verdicts.push(`in_memory ${op}: ${fmt((e / call) * 100, 0)}% of the call's throughput   budget ≥ 100% ${ok ? 'OK' : 'UNDER budget'}`);
+      verdicts.push(
+        `in_memory ${op}: ${fmt((e / call) * 100, 0)}% of the call's throughput   budget ≥ 100% ${ok ? 'OK' : 'UNDER budget'}   (engine CPU per op ${fmt(cpu(runs) / callCpu, 2)}× the call's)`,
+      );
     } else {
-      const base = median(op === 'state::set' ? memory.engineSet : memory.engineGet);
+      const base = rate(op === 'state::set' ? memory.engineSet : memory.engineGet);
       const ratio = e / base;
       over ||= ratio < 0.8;
       verdicts.push(`file_based ${op}: ${fmt(ratio * 100, 0)}% of in_memory's   budget ≥ 80% ${ratio >= 0.8 ? 'OK' : 'UNDER budget'}`);
