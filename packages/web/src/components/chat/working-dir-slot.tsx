@@ -37,9 +37,15 @@ export const WorkingDirSlot = memo(function WorkingDirSlot({ sessionId, value, d
   );
 });
 
-/** The worktree list (shared with the Worktrees page's query; kept fresh by the lifecycle events and a 15 s poll). */
+/**
+ * The worktree list (the Worktrees page's query): re-read on every lifecycle event and when the
+ * picker opens; polled every 15 s only while this conversation is in a worktree (its dirty and
+ * ahead markers change without an event).
+ */
 function WithWorktrees(props: WorkingDirSlotProps) {
-  const list = useWorktrees(false);
+  const prefs = useChatPrefs();
+  const inWorktree = !!props.sessionId && !!prefs.worktrees[props.sessionId];
+  const list = useWorktrees(!inWorktree);
   return <Picker {...props} worktrees={list.data ?? []} loading={list.isPending} refresh={() => void list.refetch()} />;
 }
 

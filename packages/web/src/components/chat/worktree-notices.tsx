@@ -1,20 +1,21 @@
 import { GitMerge, OctagonAlert, X } from 'lucide-react';
+import { memo } from 'react';
 import { dismissWorktreeNotice, useChatWorktreeEvents, useWorktreeNotices } from '../../api/chat-worktrees.ts';
 import { formatTime } from '../../lib/format.ts';
 import { cn } from '../ui/cn.ts';
 
 /** Mounted while the worktree worker is connected: its lifecycle events keep the badge fresh and bring the notices. */
-export function ChatWorktreeEvents() {
+export const ChatWorktreeEvents = memo(function ChatWorktreeEvents() {
   useChatWorktreeEvents();
   return null;
-}
+});
 
 /**
  * The notices of the open conversation's worktree (seed 8): landed (target branch and the merged
  * sha) and land blocked (the reason: up to three conflicted files and "and N more", the tests'
  * exit code, …), above the composer until dismissed.
  */
-export function WorktreeNoticeList({ sessionId }: { sessionId: string }) {
+export const WorktreeNoticeList = memo(function WorktreeNoticeList({ sessionId }: { sessionId: string }) {
   const notices = useWorktreeNotices(sessionId);
   if (!notices.length) return null;
   return (
@@ -55,4 +56,4 @@ export function WorktreeNoticeList({ sessionId }: { sessionId: string }) {
       })}
     </div>
   );
-}
+});
