@@ -153,7 +153,7 @@ interface Asked {
 function answering(client: Client, asked: Asked): Client {
   client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
     asked.sampling.push(request.params);
-    const prompt = (request.params.messages[0]?.content as { text?: string }).text;
+    const prompt = (request.params.messages[0]?.content as { text?: string } | undefined)?.text;
     return { role: 'assistant', content: { type: 'text', text: `echo: ${prompt}` }, model: 'fake-model', stopReason: 'endTurn' };
   });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {

@@ -179,7 +179,7 @@ describe('event ids, priming and resumption (bare HTTP client)', () => {
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     const events = await readSse(res);
     expect(events[0]).toMatchObject({ data: '', retry: 1000, id: expect.stringMatching(/^\d+-0$/) });
-    const stream = (events[0]?.id as string).split('-')[0];
+    const stream = String(events[0]?.id).split('-')[0];
     expect(events.slice(1).map((e) => e.id)).toEqual([`${stream}-1`, `${stream}-2`, `${stream}-3`]);
     expect(messages(events).map((m) => m.method ?? 'response')).toEqual(['notifications/progress', 'notifications/progress', 'response']);
   });
