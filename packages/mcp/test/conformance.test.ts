@@ -6,7 +6,7 @@
  * eng-mcp knows none of their names. 0.1.13 because 0.1.14+ do not start on Node 20.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -108,6 +108,7 @@ it('passes all 32 server scenarios of conformance 0.1.13, with no failure and no
 
   // the suite counts a WARNING as passed: every check must have succeeded outright
   const checks = checksByScenario(dir);
+  rmSync(dir, { recursive: true, force: true });
   expect([...checks.keys()].sort()).toEqual([...SCENARIOS].sort());
   for (const [scenario, list] of checks) {
     const bad = list.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
