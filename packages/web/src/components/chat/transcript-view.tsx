@@ -52,9 +52,6 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
     overscan: 4,
     paddingStart: 20,
     paddingEnd: 12,
-    // a scroll or a measurement re-renders in the next task, not inside the scroll event (a
-    // synchronous render there, then the layout it forces, was most of a streaming answer's cost)
-    useFlushSync: false,
     scrollToFn: (offset, options, instance) => {
       ownWrite.current = offset + (options.adjustments ?? 0);
       elementScroll(offset, options, instance);
