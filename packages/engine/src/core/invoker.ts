@@ -88,6 +88,8 @@ export interface CallRecord {
   startedAtNs: bigint;
   startedAtMs: number;
   span?: CallSpanHints;
+  /** Set by the observer that opened an engine span for the call (it ends it afterwards). */
+  openSpan?: { end(options?: { status?: 'ok'; error?: ErrorBody }): void };
 }
 
 export interface InvocationObserver {
@@ -288,8 +290,9 @@ export class Invoker {
       baggage: options.baggage,
       startedAtNs: process.hrtime.bigint(),
       startedAtMs: Date.now(),
+      span: options.span,
+      openSpan: undefined,
     };
-    if (options.span) call.span = options.span;
     for (const observer of this.observers) observer.beforeDispatch?.(call);
     call.span?.onContext?.(call.traceparent, payload);
 
@@ -345,38 +348,49 @@ export class Invoker {
     if (timeoutMs) this.deadlines.add(invocationId, pending.deadline);
   }
 
-  private runHandler(handler: InProcessHandler, payload: unknown, call: CallRecord, options: InvokeOptions, target: Settle): void {
-    const run = async (): Promise<InvokeOutcome> => {
-      try {
-        const result = await handler(payload, {
-          invocationId: call.invocationId,
-          functionId: call.functionId,
-          callerWorkerId: options.callerWorkerId ?? options.originWorkerId,
-          traceparent: call.traceparent,
-          baggage: call.baggage,
-          metadata: options.metadata,
-        });
-        if (result instanceof JsonText) {
-          return target.takesJson
-            ? { ok: true as const, result: undefined, resultJson: result.json }
-            : { ok: true as const, result: JSON.parse(result.json) };
-        }
-        return { ok: true as const, result };
-      } catch (err) {
-        return { ok: false as const, error: toErrorBody(err) };
+  /**
+   * One in-process call. No closure is made per call here: under tsx (esbuild keepNames) every
+   * named function expression costs an Object.defineProperty each time it is created.
+   */
+  private async runInProcess(
+    handler: InProcessHandler,
+    payload: unknown,
+    call: CallRecord,
+    options: InvokeOptions,
+    target: Settle,
+  ): Promise<InvokeOutcome> {
+    try {
+      const result = await handler(payload, {
+        invocationId: call.invocationId,
+        functionId: call.functionId,
+        callerWorkerId: options.callerWorkerId ?? options.originWorkerId,
+        traceparent: call.traceparent,
+        baggage: call.baggage,
+        metadata: options.metadata,
+      });
+      if (result instanceof JsonText) {
+        return target.takesJson
+          ? { ok: true as const, result: undefined, resultJson: result.json }
+          : { ok: true as const, result: JSON.parse(result.json) };
       }
-    };
+      return { ok: true as const, result };
+    } catch (err) {
+      return { ok: false as const, error: toErrorBody(err) };
+    }
+  }
+
+  private runHandler(handler: InProcessHandler, payload: unknown, call: CallRecord, options: InvokeOptions, target: Settle): void {
     if (options.timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<InvokeOutcome>((r) => {
         timer = setTimeout(() => r(timeoutOutcome(options.timeoutMs as number)), options.timeoutMs);
       });
-      Promise.race([run(), timeout]).then((o) => {
+      Promise.race([this.runInProcess(handler, payload, call, options, target), timeout]).then((o) => {
         clearTimeout(timer);
         this.finish(call, target, o);
       });
     } else {
-      run().then((o) => this.finish(call, target, o));
+      this.runInProcess(handler, payload, call, options, target).then((o) => this.finish(call, target, o));
     }
   }
 

@@ -75,9 +75,12 @@ export async function serveTrigger(
     attributes: { 'http.request.method': method, 'http.route': `/${pattern}`, 'url.path': req.url ?? '', function_id: route.functionId },
   });
   // one listener for everything that ends with the response: the span, and the channels once made
-  let releaseChannels: (() => void) | undefined;
+  // (kept in variables, not a closure: under tsx every named closure costs a defineProperty)
+  let requestBodyChannel: string | undefined;
+  let responseChannel: ResponseChannel | undefined;
   res.on('close', () => {
-    releaseChannels?.();
+    if (requestBodyChannel !== undefined) env.channels.readerGone(requestBodyChannel);
+    responseChannel?.abandon();
     if (!span) return;
     const status = res.statusCode;
     span.setAttribute('http.response.status_code', status);
@@ -155,10 +158,8 @@ export async function serveTrigger(
   const response = channels.create(64);
   const channel = new ResponseChannel(res, channels, response.reader.channel_id);
   channels.attachReader(response.reader.channel_id, response.reader.access_key, channel);
-  releaseChannels = () => {
-    channels.readerGone(requestBody.reader.channel_id);
-    channel.abandon();
-  };
+  requestBodyChannel = requestBody.reader.channel_id;
+  responseChannel = channel;
   payload.request_body = requestBody.reader;
   payload.response = response.writer;
 

@@ -3,7 +3,7 @@ import type { Core } from '../../core/core.ts';
 import { functionKind } from '../../core/functions.ts';
 import type { CallRecord, InvocationObserver, InvokeOutcome } from '../../core/invoker.ts';
 import { parseTraceparent, setBaggageEntry } from './trace-context.ts';
-import type { EngineSpan, EngineTracer } from './tracer.ts';
+import { type EngineTracer, setPair } from './tracer.ts';
 
 // spec: engine-protocol §2.6 — which dispatched calls get an engine `call <function_id>` span.
 
@@ -26,7 +26,7 @@ const isEngineBuiltin = (id: string) => id.startsWith('engine::') && !id.startsW
  *   action is an `enqueue_action` producer span (see core/invoker.ts).
  */
 export function callSpanObserver(core: Core, tracer: EngineTracer, options: { traceBuiltins: boolean }): InvocationObserver {
-  const open = new WeakMap<CallRecord, EngineSpan>();
+  const templates = new PairTemplates();
   return {
     beforeDispatch(call: CallRecord) {
       // spec §2.6 [0.22.1]: the baggage key naming the function follows the call
@@ -46,31 +46,85 @@ export function callSpanObserver(core: Core, tracer: EngineTracer, options: { tr
       const kind = entry ? (entry.metadata?.internal === true ? 'internal' : functionKind(entry)) : 'user';
       const workerId = call.executorWorkerId ?? entry?.moduleName ?? undefined;
       const workerName = call.executorWorkerId ? core.workers.nameOf(call.executorWorkerId) : undefined;
-      const span = tracer.startSpan(hints?.name ?? `call ${call.functionId}`, {
+      // the pairs every call of this function from this caller shares are made once (pairs are never mutated)
+      const shared = templates.get(call.functionId, kind, workerId, workerName, call.callerWorkerId);
+      // the attributes as the stored pairs (eng.invocation.id in its place), made here rather than
+      // in a deferred closure: under tsx every closure assigned to a name costs a defineProperty
+      const attributes = shared.pairs.slice();
+      attributes.splice(shared.invocationAt, 0, ['eng.invocation.id', call.invocationId]);
+      if (hints) for (const key in hints.attributes) setPair(attributes, key, hints.attributes[key] as string | number | boolean);
+      const span = tracer.startSpan(hints?.name ?? shared.name, {
         traceparent: call.traceparent,
         kind: hints?.kind ?? 'server',
-        // built when the span is stored, after the caller has its reply
-        attributes: () => ({
-          function_id: call.functionId,
-          'faas.invoked_name': call.functionId,
-          'eng.function.kind': kind,
-          'eng.worker.id': workerId,
-          'eng.worker.name': workerName,
-          'eng.invocation.id': call.invocationId,
-          'eng.caller.worker_id': call.callerWorkerId,
-          ...hints?.attributes,
-        }),
+        pairs: attributes,
       });
       // an unsampled root still propagates (flags 00), so workers do not record it either
       call.traceparent = span.traceparent;
-      if (span.sampled) open.set(call, span);
+      if (span.sampled) call.openSpan = span;
     },
     afterDispatch(call: CallRecord, outcome: InvokeOutcome) {
-      const span = open.get(call);
+      const span = call.openSpan;
       if (!span) return;
-      open.delete(call);
-      if (outcome.ok) span.end({ status: 'ok' });
+      call.openSpan = undefined;
+      if (outcome.ok) span.end(ENDED_OK);
       else span.end({ error: outcome.error });
     },
   };
+}
+
+const ENDED_OK = Object.freeze({ status: 'ok' as const });
+
+interface PairTemplate {
+  name: string;
+  kind: string;
+  workerName: string | undefined;
+  /** The call span's attributes but `eng.invocation.id`, in their order; it goes at `invocationAt`. */
+  pairs: [string, string][];
+  invocationAt: number;
+}
+
+/** Span names and constant attribute pairs per function, executor and caller (a few hundred at most). */
+class PairTemplates {
+  /** function id → executor → caller (no string built per lookup). */
+  private readonly byFunction = new Map<string, Map<string, Map<string, PairTemplate>>>();
+  private count = 0;
+
+  get(
+    functionId: string,
+    kind: string,
+    workerId: string | undefined,
+    workerName: string | undefined,
+    callerId: string | undefined,
+  ): PairTemplate {
+    let byWorker = this.byFunction.get(functionId);
+    if (!byWorker) {
+      // workers come and go: an unbounded set of ids would grow forever
+      if (this.count >= 4096) {
+        this.byFunction.clear();
+        this.count = 0;
+      }
+      byWorker = new Map();
+      this.byFunction.set(functionId, byWorker);
+    }
+    let byCaller = byWorker.get(workerId ?? '');
+    if (!byCaller) {
+      byCaller = new Map();
+      byWorker.set(workerId ?? '', byCaller);
+    }
+    const found = byCaller.get(callerId ?? '');
+    if (found && found.kind === kind && found.workerName === workerName) return found;
+    const pairs: [string, string][] = [
+      ['function_id', functionId],
+      ['faas.invoked_name', functionId],
+      ['eng.function.kind', kind],
+    ];
+    if (workerId !== undefined) pairs.push(['eng.worker.id', workerId]);
+    if (workerName !== undefined) pairs.push(['eng.worker.name', workerName]);
+    const invocationAt = pairs.length;
+    if (callerId !== undefined) pairs.push(['eng.caller.worker_id', callerId]);
+    const template = { name: `call ${functionId}`, kind, workerName, pairs, invocationAt };
+    if (!found) this.count++;
+    byCaller.set(callerId ?? '', template);
+    return template;
+  }
 }

@@ -12,8 +12,13 @@ export interface StartSpanOptions {
   /** Incoming W3C traceparent: the new span becomes its child. Absent → a new trace. */
   traceparent?: string | null;
   kind?: SpanKind;
-  /** A function is called once, when the span is first stored: hot paths defer building them. */
-  attributes?: Record<string, AttributeValue> | (() => Record<string, AttributeValue>);
+  /**
+   * A function is called once, when the span is first stored: hot paths defer building them. It
+   * may give the stored form itself, a fresh array of `[key, value]` string pairs (no key twice).
+   */
+  attributes?: Record<string, AttributeValue> | (() => Record<string, AttributeValue> | [string, string][]);
+  /** The attributes already as the stored pairs (a fresh array, no key twice): taken as they are. */
+  pairs?: [string, string][];
   /** Defaults to the module's `service_name` (`eng`). */
   serviceName?: string;
 }
@@ -60,7 +65,8 @@ function toPairs(attributes: Record<string, AttributeValue> | undefined, into: [
   return into;
 }
 
-function setPair(pairs: [string, string][], key: string, value: Exclude<AttributeValue, null | undefined>): void {
+/** Set `key` in stored pairs: replaced where it is, else appended. */
+export function setPair(pairs: [string, string][], key: string, value: Exclude<AttributeValue, null | undefined>): void {
   const text = typeof value === 'string' ? value : String(value);
   for (let i = 0; i < pairs.length; i++) {
     if ((pairs[i] as [string, string])[0] === key) {
@@ -236,7 +242,7 @@ export class Tracer implements EngineTracer {
       start_time_unix_nano: nowNs(),
       end_time_unix_nano: 0,
       status: 'unset',
-      attributes: typeof options.attributes === 'function' ? [] : toPairs(options.attributes),
+      attributes: options.pairs ?? (typeof options.attributes === 'function' ? [] : toPairs(options.attributes)),
       service_name: service,
       events: [],
       links: [],
@@ -270,58 +276,66 @@ class RecordingSpan implements EngineSpan {
   readonly sampled = true;
   ended = false;
   /** Attributes given as a function: merged in before the span's first write (snapshot or end). */
-  lazyAttributes?: () => Record<string, AttributeValue>;
+  lazyAttributes?: () => Record<string, AttributeValue> | [string, string][];
+  readonly traceId: string;
+  readonly spanId: string;
+  /**
+   * The record being built; dropped once stored, so an ended span kept a little longer (in the
+   * tracer's open list until its sweep) holds no attributes, events or record.
+   */
+  private span: StoredSpan | null;
 
   constructor(
-    private readonly span: StoredSpan,
+    span: StoredSpan,
     readonly traceparent: string,
     private readonly record: (span: StoredSpan) => void,
-  ) {}
+  ) {
+    this.span = span;
+    this.traceId = span.trace_id;
+    this.spanId = span.span_id;
+  }
 
   get startNs(): number {
-    return this.span.start_time_unix_nano;
+    return this.span ? this.span.start_time_unix_nano : 0;
   }
 
   /** Store the in-progress state (called by the tracer for spans that run long enough to be seen). */
-  private applyLazyAttributes(): void {
+  private applyLazyAttributes(span: StoredSpan): void {
     const lazy = this.lazyAttributes;
     if (!lazy) return;
     this.lazyAttributes = undefined;
     // attributes set meanwhile with setAttribute win over the deferred ones
-    const pairs = toPairs(lazy());
-    for (const pair of this.span.attributes) {
+    const given = lazy();
+    const pairs = Array.isArray(given) ? given : toPairs(given);
+    for (const pair of span.attributes) {
       const index = pairs.findIndex(([k]) => k === pair[0]);
       if (index >= 0) pairs[index] = pair;
       else pairs.push(pair);
     }
-    this.span.attributes = pairs;
+    span.attributes = pairs;
   }
 
   snapshot(): void {
-    this.applyLazyAttributes();
-    if (!this.ended) this.record({ ...this.span, attributes: [...this.span.attributes], events: [...this.span.events], pending: true });
-  }
-
-  get traceId(): string {
-    return this.span.trace_id;
-  }
-  get spanId(): string {
-    return this.span.span_id;
+    const span = this.span;
+    if (this.ended || !span) return;
+    this.applyLazyAttributes(span);
+    this.record({ ...span, attributes: [...span.attributes], events: [...span.events], pending: true });
   }
 
   setAttribute(key: string, value: AttributeValue): void {
-    if (!this.ended && value !== undefined && value !== null) setPair(this.span.attributes, key, value);
+    if (this.span && value !== undefined && value !== null) setPair(this.span.attributes, key, value);
   }
 
   addEvent(name: string, attributes?: Record<string, AttributeValue>): void {
-    if (!this.ended) this.span.events.push({ name, timestamp_unix_nano: nowNs(), attributes: toPairs(attributes) });
+    this.span?.events.push({ name, timestamp_unix_nano: nowNs(), attributes: toPairs(attributes) });
   }
 
   end(options: EndSpanOptions = {}): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.applyLazyAttributes();
     const span = this.span;
+    if (this.ended || !span) return;
+    this.ended = true;
+    this.span = null;
+    this.applyLazyAttributes(span);
     span.end_time_unix_nano = Math.max(nowNs(), span.start_time_unix_nano);
     toPairs(options.attributes, span.attributes);
     if (options.error !== undefined) {
