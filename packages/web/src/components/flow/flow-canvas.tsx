@@ -275,6 +275,7 @@ function Canvas({
       <Controls showInteractive={false} />
       {graph.nodes.length > MINIMAP_MAX_NODES ? null : (
         <MiniMap
+          className="max-sm:hidden"
           pannable
           zoomable
           nodeColor={nodeColor}
@@ -291,7 +292,7 @@ function Canvas({
           Auto-organize
         </Button>
       </Panel>
-      <Panel position="top-left">
+      <Panel position="top-left" className="max-sm:hidden">
         <Legend />
       </Panel>
     </ReactFlow>
