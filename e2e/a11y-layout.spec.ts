@@ -9,9 +9,9 @@ import { ARTIFACTS, test as base, expect } from './fixtures/test.ts';
 
 /**
  * Issue 19 §10 on both servers (the console worker first, then eng-console --enable-flow): every
- * page, and the states users open on them (a function's runs, a trigger, a trace with a span, dead
- * letters, a log record, a state item, the palette, a rerun dialog), in both themes at 1,024 and
- * 390 px: no text under WCAG AA contrast (axe-core's color-contrast rule: 4.5:1, 3:1 for large
+ * page (Chat and Worktrees as they show without their workers), and the states users open on them
+ * (a function's runs, a trigger, a trace with a span, dead letters, a log record, a state item, the
+ * palette, a rerun dialog), in both themes at 1,024 and 390 px: no text under WCAG AA contrast (axe-core's color-contrast rule: 4.5:1, 3:1 for large
  * text), nothing wider than the page, the navigation reachable, wide tables scrolling inside their
  * own pane. Screenshots in e2e/artifacts/layout/, counts in e2e/artifacts/a11y.json.
  */
@@ -88,6 +88,7 @@ const VIEWS: View[] = [
   { name: 'flow', route: '/flow', ready: '[data-testid="flow-node"]' },
   { name: 'config', route: '/config', ready: 'main h1' },
   { name: 'chat', route: '/chat', ready: 'main h1' },
+  { name: 'worktrees', route: '/worktrees', ready: 'main h1' },
   { name: 'palette', route: '/functions', ready: '[data-function-id]', keys: ['Control+k'] },
 ];
 
