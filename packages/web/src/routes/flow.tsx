@@ -8,7 +8,7 @@ export interface FlowSearch {
   node?: string;
   system?: boolean;
   q?: string;
-  /** Kinds to show (with their neighbours), comma-separated in the URL: `kinds=cron,queue`. */
+  /** Kinds to show (with their neighbours); the router writes them as a JSON array, `kinds=cron,queue` is read too. */
   kinds?: FlowKind[];
 }
 
