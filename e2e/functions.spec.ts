@@ -10,7 +10,7 @@ test.describe('Functions page', () => {
     await expect(row).toContainText('http');
     await expect(row).toContainText('orders');
     await expect(row).toContainText('Ready');
-    await expect(page.getByTestId('ns-orders')).toContainText('4');
+    await expect(page.getByTestId('ns-orders')).toContainText('6');
     await expect(page.getByTestId('ns-reports')).toBeVisible();
     // engine built-ins stay behind the System toggle
     await expect(page.locator('[data-function-id="state::set"]')).toHaveCount(0);
