@@ -39,9 +39,10 @@ export function defaultStoreBudgets(): { spans: number; logs: number } {
 }
 
 // Estimated bytes beyond the strings' own length, measured with 100k stored records (objects,
-// index entries, ids): ~1 KB per typical span with three attributes, ~0.9 KB per log record.
-const SPAN_BASE = 800;
-const PAIR_BASE = 48;
+// index entries, ids): ~0.4 KB per typical span with three attributes in the compact span store
+// (span-store.ts: ~340 B before its postings are built, ~380 B after), ~0.9 KB per log record.
+const SPAN_BASE = 320;
+const PAIR_BASE = 32;
 const EVENT_BASE = 96;
 const LINK_BASE = 160;
 const LOG_BASE = 700;
