@@ -69,10 +69,11 @@ export async function serveTrigger(
   const query_params = parseQuery(search);
   // spec §2.6, issue 4: a server span `<METHOD> /<route>` per request, parented on the incoming
   // traceparent header; everything the request invokes runs under it
-  const span = env.tracer()?.startSpan(`${method} /${pattern}`, {
+  const names = spanNames(route, pattern, method);
+  const span = env.tracer()?.startSpan(names.span, {
     traceparent: headers.traceparent,
     kind: 'server',
-    attributes: { 'http.request.method': method, 'http.route': `/${pattern}`, 'url.path': req.url ?? '', function_id: route.functionId },
+    attributes: { 'http.request.method': method, 'http.route': names.route, 'url.path': req.url ?? '', function_id: route.functionId },
   });
   // one listener for everything that ends with the response: the span, and the channels once made
   // (kept in variables, not a closure: under tsx every named closure costs a defineProperty)
@@ -185,6 +186,26 @@ export async function serveTrigger(
     return;
   }
   await awaitChannel(channel, res, deadline, timeoutMs);
+}
+
+/**
+ * A route's span name (`<METHOD> /<route>`) and `http.route` value, made once per route and method
+ * rather than per request (the span store then looks one string up, not a fresh one each time).
+ */
+const SPAN_NAMES = new WeakMap<TriggerRoute, Map<string, { span: string; route: string }>>();
+function spanNames(route: TriggerRoute, pattern: string, method: string): { span: string; route: string } {
+  let byMethod = SPAN_NAMES.get(route);
+  if (!byMethod) {
+    byMethod = new Map();
+    SPAN_NAMES.set(route, byMethod);
+  }
+  let names = byMethod.get(method);
+  if (!names) {
+    names = { span: `${method} /${pattern}`, route: `/${pattern}` };
+    // a method outside the usual few is kept per request only once the map is small
+    if (byMethod.size < 16) byMethod.set(method, names);
+  }
+  return names;
 }
 
 /** ms left until the request's deadline (at least 1: a call is always attempted). */
