@@ -316,15 +316,19 @@ describe('trace tree, spans and group_by', () => {
     const byValue = Object.fromEntries(result.groups.map((g) => [g.value, g]));
     expect(Object.keys(byValue).sort()).toEqual(['acme', 'globex']);
     expect(byValue.acme.trace_ids.sort()).toEqual([t.payments, t.reserve].sort());
-    // errors are the group's own failed spans: POST /payments carries tenant=acme and failed; charge
-    // card failed in the same trace but is not acme's span, so it does not count (issue 19 §7)
-    expect(byValue.acme).toMatchObject({ span_count: 3, error_count: 1, label: 'eu' });
+    // a tenant names whole traces: POST /payments (acme's, failed) and charge card (failed in the
+    // same trace, without the attribute) both count
+    expect(byValue.acme).toMatchObject({ span_count: 3, error_count: 2, label: 'eu' });
     expect(byValue.globex).toMatchObject({ trace_ids: [t.release], span_count: 1, error_count: 0, duration_ms: 1500 });
     expect(result.groups[0].value).toBe('globex'); // most recent first
     const limited = await client.result<{ groups: any[] }>('engine::traces::group_by', { attribute: 'tenant', limit: 1 });
     expect(limited.groups).toHaveLength(1);
     const session = await client.result<{ groups: any[] }>('engine::traces::group_by', { attribute: 'eng.session.id' });
     expect(session.groups.map((g) => g.trace_ids)).toEqual([[t.orders]]);
+    // grouped by function, a group counts only its own failed spans (issue 19 §7): a function in a
+    // failed trace that did not fail itself shows none
+    const byFunction = await client.result<{ groups: any[] }>('engine::traces::group_by', { attribute: 'function_id' });
+    expect(byFunction.groups.find((g) => g.value === 'orders::create')).toMatchObject({ error_count: 0 });
   });
 
   it('counts only the traces the list filters keep, when a filter is given', async () => {

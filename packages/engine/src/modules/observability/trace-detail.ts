@@ -37,6 +37,9 @@ export interface TraceGroup {
   error_count: number;
 }
 
+/** Attributes that name a function: grouped by one of them, a group counts only its own failures. */
+const FUNCTION_ATTRIBUTES = new Set(['function_id', 'eng.function.id', 'iii.function.id', 'faas.name']);
+
 /**
  * §4.3 `engine::traces::group_by`: traces grouped by the value of one attribute found on any of
  * their spans (the console groups by `eng.session.id`, `function_id`, …); most recent first.
@@ -47,8 +50,11 @@ export function groupTraces(
   /** When given, only these trace ids are grouped. */
   only?: ReadonlySet<string>,
 ): { groups: TraceGroup[] } {
-  // a group's errors are its own failed spans (those carrying the value): grouped by function, a
-  // function that never failed shows 0 even when other spans of its traces did
+  // grouped by function, a group's errors are its own failed spans (those carrying the value): a
+  // function that never failed shows 0 even when other spans of its traces did. Grouped by anything
+  // else (a session, a message, a tenant), the value names whole traces, and every failed span of
+  // them counts
+  const ownSpans = FUNCTION_ATTRIBUTES.has(input.attribute);
   const groups = new Map<string, { label?: string; traces: Set<TraceRec>; errors: number }>();
   const from = input.since_ms !== undefined ? input.since_ms * 1e6 : undefined;
   store.all.visit(
@@ -81,9 +87,11 @@ export function groupTraces(
     let first = Number.POSITIVE_INFINITY;
     let last = 0;
     let spanCount = 0;
+    let errors = 0;
     for (const trace of group.traces) {
       spanCount += trace.size;
       for (const member of trace.spans) {
+        if (!ownSpans && member.status === 'error' && (input.include_internal || !member.internal)) errors++;
         const start = member.start;
         first = Math.min(first, start);
         last = Math.max(last, member.end || start);
@@ -97,7 +105,7 @@ export function groupTraces(
       first_seen_ms: Math.floor(first / 1e6),
       last_seen_ms: Math.floor(last / 1e6),
       duration_ms: nsToMs(last - first),
-      error_count: group.errors,
+      error_count: ownSpans ? group.errors : errors,
     });
   }
   result.sort((a, b) => b.last_seen_ms - a.last_seen_ms);
