@@ -37,6 +37,8 @@ const SECONDS = Number(args.get('seconds') ?? 5);
 const CONNECTIONS = Number(args.get('connections') ?? 50);
 const WORKER = args.get('worker') ?? 'iii';
 const OBSERVABILITY = args.get('observability') ?? 'both';
+/** Offered load, requests/s over all connections; 0 saturates (each target then runs as fast as it can). */
+const RATE = Number(args.get('rate') ?? 0);
 const PATH = '/bench/items/42';
 
 interface AutocannonResult {
@@ -52,6 +54,7 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (options: {
   connections: number;
   duration: number;
   pipelining: number;
+  overallRate?: number;
 }) => Promise<AutocannonResult>;
 
 /** What both servers answer: the same JSON body. */
@@ -193,7 +196,13 @@ function cpuMs(pid: number | undefined): number {
 
 async function load(url: string, seconds: number, pids: Array<number | undefined> = []): Promise<Figures> {
   const before = pids.map(cpuMs);
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1 });
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    pipelining: 1,
+    ...(RATE > 0 ? { overallRate: RATE } : {}),
+  });
   const spentEach = pids.map((pid, i) => cpuMs(pid) - (before[i] as number));
   const spent = spentEach.reduce((a, b) => a + b, 0);
   const perRequest = (ms: number) => (result.requests.total > 0 ? (ms * 1000) / result.requests.total : Number.NaN);

@@ -284,4 +284,26 @@ describe('tracer', () => {
     expect(server.traceparent).toBe(`00-${server.traceId}-${server.spanId}-01`);
     expect(new Set([server.traceId.length, server.spanId.length, child.spanId.length])).toEqual(new Set([32, 16]));
   });
+
+  it('keeps events to the span they were added to (spans without events share nothing mutable)', () => {
+    const stored: StoredSpan[] = [];
+    const tracer = new Tracer(ObservabilityConfig.parse({}), (s) => stored.push(s));
+    const a = tracer.startSpan('a');
+    const b = tracer.startSpan('b');
+    const c = tracer.startSpan('c');
+    a.addEvent('retry', { attempt: 2 });
+    b.end({ error: 'boom' });
+    a.end();
+    c.end();
+    const d = tracer.startSpan('d');
+    d.end();
+    tracer.stop();
+    const byName = Object.fromEntries(stored.map((s) => [s.name, s]));
+    expect(byName.a?.events.map((e) => e.name)).toEqual(['retry']);
+    expect(byName.a?.events[0]?.attributes).toEqual([['attempt', '2']]);
+    expect(byName.b?.events.map((e) => e.name)).toEqual(['exception']);
+    expect(byName.c?.events).toEqual([]);
+    expect(byName.d?.events).toEqual([]);
+    expect(byName.d?.links).toEqual([]);
+  });
 });

@@ -73,7 +73,13 @@ export async function serveTrigger(
   const span = env.tracer()?.startSpan(names.span, {
     traceparent: headers.traceparent,
     kind: 'server',
-    attributes: { 'http.request.method': method, 'http.route': names.route, 'url.path': req.url ?? '', function_id: route.functionId },
+    // the stored pairs themselves (no record to walk per request)
+    pairs: [
+      ['http.request.method', method],
+      ['http.route', names.route],
+      ['url.path', req.url ?? ''],
+      ['function_id', route.functionId],
+    ],
   });
   // one listener for everything that ends with the response: the span, and the channels once made
   // (kept in variables, not a closure: under tsx every named closure costs a defineProperty)

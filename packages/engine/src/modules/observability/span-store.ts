@@ -570,8 +570,9 @@ export class SpanStore {
     const slot = this.head;
     this.grow(slot);
     this.sizes[slot] = bytes;
-    // the trace found above, unless making room evicted its last span
-    this.link(span, slot, trace !== undefined && trace.size > 0 ? trace : undefined);
+    // the trace found above, unless making room evicted its last span (then, as when none was
+    // found, the trace is known to be absent: null saves looking it up again)
+    this.link(span, slot, trace !== undefined && trace.size > 0 ? trace : null);
     this.head = (this.head + 1) % this.capacity;
     this.count++;
     this.inserted++;
@@ -771,8 +772,9 @@ export class SpanStore {
     if (rec.bits & PENDING) trace.pendingCount += delta;
   }
 
-  private link(span: StoredSpan, slot: number, known?: TraceRec): SpanRec {
-    let trace = known ?? this.traces.get(span.trace_id);
+  /** `known`: the span's trace when the caller has it, null when the caller knows it is not stored. */
+  private link(span: StoredSpan, slot: number, known?: TraceRec | null): SpanRec {
+    let trace = known === undefined ? this.traces.get(span.trace_id) : known;
     if (!trace) {
       trace = new TraceRec(this, span.trace_id);
       this.traces.set(span.trace_id, trace);

@@ -159,6 +159,10 @@ export class Sampler {
   }
 }
 
+// engine spans rarely have events and never links: they share these (frozen) until one is added
+const NO_EVENTS: readonly StoredSpan['events'][number][] = Object.freeze([]);
+const NO_LINKS: readonly StoredSpan['links'][number][] = Object.freeze([]);
+
 /** A span still open this long gets its Pending snapshot stored; faster ones are stored once, ended. */
 export const PENDING_AFTER_MS = 50;
 
@@ -244,8 +248,8 @@ export class Tracer implements EngineTracer {
       status: 'unset',
       attributes: options.pairs ?? (typeof options.attributes === 'function' ? [] : toPairs(options.attributes)),
       service_name: service,
-      events: [],
-      links: [],
+      events: NO_EVENTS as StoredSpan['events'],
+      links: NO_LINKS as StoredSpan['links'],
       instrumentation_scope_name: 'eng-engine',
       flags: 1,
     };
@@ -327,7 +331,10 @@ class RecordingSpan implements EngineSpan {
   }
 
   addEvent(name: string, attributes?: Record<string, AttributeValue>): void {
-    this.span?.events.push({ name, timestamp_unix_nano: nowNs(), attributes: toPairs(attributes) });
+    const span = this.span;
+    if (!span) return;
+    if (span.events === NO_EVENTS) span.events = [];
+    span.events.push({ name, timestamp_unix_nano: nowNs(), attributes: toPairs(attributes) });
   }
 
   end(options: EndSpanOptions = {}): void {
@@ -342,7 +349,7 @@ class RecordingSpan implements EngineSpan {
       const { description, event } = errorEvent(options.error, span.end_time_unix_nano);
       span.status = 'error';
       span.status_description = description;
-      span.events.push(event);
+      span.events = span.events === NO_EVENTS ? [event] : [...span.events, event];
     } else {
       span.status = options.status ?? 'ok';
     }
