@@ -99,14 +99,20 @@ function errorEvent(error: ErrorBody | Error | string, at: number): { descriptio
   return { description: `${code}: ${message}`, event: { name: 'exception', timestamp_unix_nano: at, attributes } };
 }
 
+/** Sampling rules' glob patterns, compiled once (a rule is matched against every root span). */
+const globs = new Map<string, RegExp>();
+
 function globMatch(pattern: string, text: string): boolean {
   if (!pattern.includes('*')) return pattern === text;
-  const regex = new RegExp(
+  let regex = globs.get(pattern);
+  if (regex) return regex.test(text);
+  regex = new RegExp(
     `^${pattern
       .split('*')
       .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
       .join('.*')}$`,
   );
+  if (globs.size < 1024) globs.set(pattern, regex);
   return regex.test(text);
 }
 
@@ -139,8 +145,13 @@ export class Sampler {
   }
 
   sampleRoot(name: string, service: string, traceId: string): boolean {
-    const rule = this.rules.find((r) => (!r.operation || globMatch(r.operation, name)) && (!r.service || globMatch(r.service, service)));
-    const rate = rule ? rule.rate : this.ratio;
+    let rate = this.ratio;
+    for (const r of this.rules) {
+      if ((!r.operation || globMatch(r.operation, name)) && (!r.service || globMatch(r.service, service))) {
+        rate = r.rate;
+        break;
+      }
+    }
     if (!traceIdInRate(traceId, rate)) return false;
     if (this.maxPerSecond !== undefined) {
       const second = Math.floor(Date.now() / 1000);
