@@ -79,10 +79,11 @@ export class RawClient {
   }
 
   /** Invoke a function and wait for its result frame. */
-  async call(functionId: string, data: unknown = {}, extra: Record<string, unknown> = {}): Promise<RawFrame> {
+  /** `timeoutMs`: how long to wait for the result (large payloads on a loaded machine take seconds). */
+  async call(functionId: string, data: unknown = {}, extra: Record<string, unknown> = {}, timeoutMs = 5000): Promise<RawFrame> {
     const invocationId = crypto.randomUUID();
     this.send({ type: 'invokefunction', invocation_id: invocationId, function_id: functionId, data, ...extra });
-    return this.next((f) => f.type === 'invocationresult' && f.invocation_id === invocationId);
+    return this.next((f) => f.type === 'invocationresult' && f.invocation_id === invocationId, timeoutMs);
   }
 
   /** Invoke and return `result`, throwing on an error result. */
