@@ -360,20 +360,7 @@ export class Invoker {
     target: Settle,
   ): Promise<InvokeOutcome> {
     try {
-      const result = await handler(payload, {
-        invocationId: call.invocationId,
-        functionId: call.functionId,
-        callerWorkerId: options.callerWorkerId ?? options.originWorkerId,
-        traceparent: call.traceparent,
-        baggage: call.baggage,
-        metadata: options.metadata,
-      });
-      if (result instanceof JsonText) {
-        return target.takesJson
-          ? { ok: true as const, result: undefined, resultJson: result.json }
-          : { ok: true as const, result: JSON.parse(result.json) };
-      }
-      return { ok: true as const, result };
+      return resultOutcome(await handler(payload, handlerInfo(call, options)), target);
     } catch (err) {
       return { ok: false as const, error: toErrorBody(err) };
     }
@@ -389,9 +376,36 @@ export class Invoker {
         clearTimeout(timer);
         this.finish(call, target, o);
       });
-    } else {
-      this.runInProcess(handler, payload, call, options, target).then((o) => this.finish(call, target, o));
+      return;
     }
+    // a handler that answers synchronously (state::get on a store read in place) is settled at
+    // once: no promise, async frame or microtask per call; a promise is awaited as before
+    let result: unknown;
+    try {
+      result = handler(payload, handlerInfo(call, options));
+    } catch (err) {
+      this.finish(call, target, { ok: false, error: toErrorBody(err) });
+      return;
+    }
+    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
+      (result as PromiseLike<unknown>).then(
+        (value) => this.finishWith(call, target, value),
+        (err) => this.finish(call, target, { ok: false, error: toErrorBody(err) }),
+      );
+      return;
+    }
+    this.finishWith(call, target, result);
+  }
+
+  /** Finish with a handler's result (a result that cannot be read as JSON text fails the call). */
+  private finishWith(call: CallRecord, target: Settle | null, result: unknown): void {
+    let outcome: InvokeOutcome;
+    try {
+      outcome = resultOutcome(result, target);
+    } catch (err) {
+      outcome = { ok: false, error: toErrorBody(err) };
+    }
+    this.finish(call, target, outcome);
   }
 
   /** Hand the outcome over, then let the observers see it (after the caller). */
@@ -540,6 +554,26 @@ export function stampCaller(data: unknown, callerWorkerId: string | undefined, o
   if (!Object.hasOwn(data, '_caller_worker_id')) return data;
   const { _caller_worker_id: _spoofed, ...rest } = data as Record<string, unknown>;
   return rest;
+}
+
+/** What an in-process handler is told about its call. */
+function handlerInfo(call: CallRecord, options: InvokeOptions) {
+  return {
+    invocationId: call.invocationId,
+    functionId: call.functionId,
+    callerWorkerId: options.callerWorkerId ?? options.originWorkerId,
+    traceparent: call.traceparent,
+    baggage: call.baggage,
+    metadata: options.metadata,
+  };
+}
+
+/** A handler's result as an outcome: JSON text reaches a target that writes JSON as it is. */
+function resultOutcome(result: unknown, target: Settle | null): InvokeOutcome {
+  if (result instanceof JsonText) {
+    return target?.takesJson ? { ok: true, result: undefined, resultJson: result.json } : { ok: true, result: JSON.parse(result.json) };
+  }
+  return { ok: true, result };
 }
 
 export function toErrorBody(err: unknown): ErrorBody {

@@ -15,7 +15,15 @@ export class MemoryKvStore implements KvStore {
     return this.scopesMap.get(scope)?.get(key);
   }
 
+  readTextNow(scope: string, key: string): string | undefined {
+    return this.scopesMap.get(scope)?.get(key);
+  }
+
   async setText(scope: string, key: string, text: string): Promise<string | undefined> {
+    return this.writeTextNow(scope, key, text);
+  }
+
+  writeTextNow(scope: string, key: string, text: string): string | undefined {
     let entries = this.scopesMap.get(scope);
     if (!entries) {
       entries = new Map();

@@ -152,6 +152,10 @@ export class SqliteKvStore implements KvStore {
     return this.stmt.get.get(scope, key)?.value;
   }
 
+  readTextNow(scope: string, key: string): string | undefined {
+    return this.stmt.get.get(scope, key)?.value;
+  }
+
   setText(scope: string, key: string, text: string): Promise<string | undefined> {
     return this.shared.write(() => {
       const old = this.stmt.get.get(scope, key)?.value;

@@ -38,6 +38,13 @@ export interface KvStore {
   getText?(scope: string, key: string): Promise<string | undefined>;
   /** Store `text`, the JSON of a value, as it is; resolves the previous value's JSON text. */
   setText?(scope: string, key: string, text: string): Promise<string | undefined>;
+  /**
+   * `getText` answered in place, for stores whose reads never wait (memory, SQLite): the
+   * state::get path then makes no promise. Throws what `getText` would reject with.
+   */
+  readTextNow?(scope: string, key: string): string | undefined;
+  /** `setText` done in place, for stores whose writes never wait (memory): stored when it returns. */
+  writeTextNow?(scope: string, key: string, text: string): string | undefined;
   /** Remove; resolves the previous value (undefined when there was none). */
   delete(scope: string, key: string): Promise<unknown | undefined>;
   /**

@@ -110,14 +110,15 @@ function registerStateTriggerType(ctx: ModuleContext<StateConfig>, triggers: Sta
 function registerStateFunctions(ctx: ModuleContext<StateConfig>, service: StateService): void {
   ctx.registerFunction(
     { id: 'state::set', description: 'Store a value under scope/key', request_format: jsonSchema(StateSetInput) },
-    async (input, info) => {
+    // not async: a store that writes in place answers without a promise (core/invoker.ts)
+    (input, info) => {
       const { scope, key, value, data } = fastSetInput(input) ?? parseInput('state::set', StateSetInput, input);
       return service.setJson(scope, key, value !== undefined ? value : (data ?? null), info.traceparent);
     },
   );
   ctx.registerFunction(
     { id: 'state::get', description: 'Read the value under scope/key (no result when missing)', request_format: jsonSchema(StateKeyInput) },
-    async (input) => {
+    (input) => {
       const { scope, key } = fastKeyInput(input) ?? parseInput('state::get', StateKeyInput, input);
       return service.getJson(scope, key);
     },

@@ -89,7 +89,12 @@ export async function storeCall<T>(code: string, run: () => Promise<T>): Promise
   try {
     return await run();
   } catch (err) {
-    if (err instanceof EngError) throw err;
-    throw new EngError(code, (err as Error).message ?? String(err));
+    throw storeError(code, err);
   }
+}
+
+/** A store failure as the function's error (an EngError passes as it is). */
+export function storeError(code: string, err: unknown): EngError {
+  if (err instanceof EngError) return err;
+  return new EngError(code, (err as Error)?.message ?? String(err));
 }

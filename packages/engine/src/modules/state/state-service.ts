@@ -2,7 +2,7 @@ import { EngError, ErrorCode } from '@eng/protocol';
 import { JsonText } from '../../core/invoker.ts';
 import { KEEP_CURRENT, type KvEntry, type KvStore } from '../../stores/types.ts';
 import { type AppliedUpdate, applyUpdateOps, type UpdateOp, type UpdateOpError } from '../../stores/update-ops.ts';
-import { checkValueSize, storeCall } from './schemas.ts';
+import { checkValueSize, storeCall, storeError } from './schemas.ts';
 import { type StateEvent, stateEvent } from './triggers.ts';
 
 export interface UpdateOutcome {
@@ -28,16 +28,17 @@ export class StateService {
   /**
    * `state::set` for a bus caller: the value is serialised once (size check and storage), and the
    * result `{old_value, new_value}` is written from the stored texts without parsing them. The
-   * `state` event is only built when something listens.
+   * `state` event is only built when something listens. A store that writes in place (memory)
+   * answers synchronously; the others resolve once the write is stored (SQLite: committed).
    */
-  async setJson(
+  setJson(
     scope: string,
     key: string,
     value: unknown,
     traceparent?: string,
-  ): Promise<JsonText | { old_value: unknown; new_value: unknown }> {
-    const setText = this.store.setText;
-    if (!setText) return this.set(scope, key, value, traceparent);
+  ): JsonText | Promise<JsonText | { old_value: unknown; new_value: unknown }> {
+    const store = this.store;
+    if (!store.setText) return this.set(scope, key, value, traceparent);
     const text = JSON.stringify(value) ?? 'null';
     // a UTF-8 character is at most 3 bytes per UTF-16 unit: most values need no byte count
     if (text.length * 3 > this.maxValueBytes) {
@@ -46,17 +47,46 @@ export class StateService {
         throw new EngError(ErrorCode.ValueTooLarge, `value is ${bytes} bytes, over the limit of ${this.maxValueBytes} (max_value_bytes)`);
       }
     }
-    const oldText = await storeCall(ErrorCode.SetError, () => setText.call(this.store, scope, key, text));
+    if (store.writeTextNow) {
+      let oldText: string | undefined;
+      try {
+        oldText = store.writeTextNow(scope, key, text);
+      } catch (err) {
+        throw storeError(ErrorCode.SetError, err);
+      }
+      return this.written(scope, key, value, text, oldText, traceparent);
+    }
+    return storeCall(ErrorCode.SetError, () => store.setText?.(scope, key, text) as Promise<string | undefined>).then((oldText) =>
+      this.written(scope, key, value, text, oldText, traceparent),
+    );
+  }
+
+  /** After a set stored `text` over `oldText`: the event (when something listens) and the result. */
+  private written(scope: string, key: string, value: unknown, text: string, oldText: string | undefined, traceparent?: string): JsonText {
     if (this.wantsEvents()) this.emit(stateEvent(scope, key, oldText === undefined ? undefined : JSON.parse(oldText), value), traceparent);
     return new JsonText(`{"old_value":${oldText ?? 'null'},"new_value":${text}}`);
   }
 
-  /** `state::get` for a bus caller: the stored text as it is (no result when missing). */
-  async getJson(scope: string, key: string): Promise<JsonText | undefined | unknown> {
-    const getText = this.store.getText;
+  /**
+   * `state::get` for a bus caller: the stored text as it is (no result when missing), read in
+   * place when the store can (memory, SQLite), so no promise is made.
+   */
+  getJson(scope: string, key: string): JsonText | undefined | Promise<JsonText | undefined | unknown> {
+    const store = this.store;
+    if (store.readTextNow) {
+      let text: string | undefined;
+      try {
+        text = store.readTextNow(scope, key);
+      } catch (err) {
+        throw storeError(ErrorCode.GetError, err);
+      }
+      return text === undefined ? undefined : new JsonText(text);
+    }
+    const getText = store.getText;
     if (!getText) return this.get(scope, key);
-    const text = await storeCall(ErrorCode.GetError, () => getText.call(this.store, scope, key));
-    return text === undefined ? undefined : new JsonText(text);
+    return storeCall(ErrorCode.GetError, () => getText.call(store, scope, key)).then((text) =>
+      text === undefined ? undefined : new JsonText(text),
+    );
   }
 
   async set(scope: string, key: string, value: unknown, traceparent?: string): Promise<{ old_value: unknown; new_value: unknown }> {
