@@ -201,7 +201,7 @@ export class SqliteKvStore implements KvStore {
 
   setText(scope: string, key: string, text: string): Promise<string | undefined> {
     return this.shared.write(() => {
-      const old = this.stmt.get.get(scope, key)?.value;
+      const old = this.stmt.value.get(scope, key);
       this.stmt.upsert.run(scope, key, text);
       return old;
     });
