@@ -6,7 +6,7 @@
  * floor (below), what eng-mcp itself adds: ≤ 1.15×.
  *
  *   node --import tsx bench/mcp.ts [--rounds 3] [--calls 1000] [--warmup 200]
- *                                  [--paths direct,recheck,stdioping,stdio,httptrigger,httprelay,httpping,http]
+ *                                  [--paths direct,recheck,guarded,stdioping,stdiomin,stdio,httptrigger,httprelay,httpping,http]
  *
  * What each path does per call:
  * - direct: caller → engine → worker → engine → caller (one bus round trip to the worker).
@@ -24,6 +24,13 @@
  * - stdioping / httpping (for reference): an MCP `ping` over the same client and transport, which
  *   eng-mcp answers without the engine: what the MCP client, the transport and the JSON-RPC layer
  *   cost before any function runs.
+ * - guarded (for reference): the call eng-mcp makes, `engine::functions::invoke` (the exposure
+ *   re-check and the dispatch in one engine step), from @eng/sdk: the engine's share of a tools/call.
+ * - stdiomin (for reference): the same MCP client against the smallest official-SDK server over stdio
+ *   (bench/mcp-min-server.ts), answering tools/call at once: the MCP SDK's own tools/call cost
+ *   (client result parsing, server request wrapper) on top of a ping.
+ * The stdio floor of issue 16 is ping + direct; the SDK floor printed after it (stdiomin + guarded)
+ * is what any server on the official SDK pays that makes the same engine call.
  */
 
 import { spawn } from 'node:child_process';
@@ -33,7 +40,7 @@ import { connect } from '@eng/sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { REPO_ROOT, startEngine, waitFor } from '../test/harness.ts';
+import { NODE_TS, REPO_ROOT, startEngine, waitFor } from '../test/harness.ts';
 import { fmt, median, percentile, spawnTs, stopChild, table } from './lib.ts';
 
 const args = new Map<string, string>();
@@ -41,7 +48,7 @@ for (let i = 2; i < process.argv.length; i += 2) args.set((process.argv[i] as st
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const CALLS = Number(args.get('calls') ?? 1000);
 const WARMUP = Number(args.get('warmup') ?? 200);
-const ONLY = (args.get('paths') ?? 'direct,recheck,stdioping,stdio,httptrigger,httprelay,httpping,http').split(',');
+const ONLY = (args.get('paths') ?? 'direct,recheck,guarded,stdioping,stdiomin,stdio,httptrigger,httprelay,httpping,http').split(',');
 const BUDGET = 1.3;
 const MCP_BIN = resolve(REPO_ROOT, 'packages/mcp/bin/eng-mcp.js');
 const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
@@ -94,6 +101,17 @@ await stdio.connect(
   }),
 );
 
+// the smallest official-SDK MCP server over stdio (bench/mcp-min-server.ts), for the SDK floor
+const stdioMin = new Client({ name: 'bench', version: '1' });
+await stdioMin.connect(
+  new StdioClientTransport({
+    command: process.execPath,
+    args: [...NODE_TS, resolve(REPO_ROOT, 'bench/mcp-min-server.ts')],
+    cwd: REPO_ROOT,
+    stderr: 'ignore',
+  }),
+);
+
 const httpServer = spawn(process.execPath, [MCP_BIN, '--engine-url', engine.busUrl, '--no-stdio'], {
   env: { ...process.env, ENG_WORKER_CONFIG: '' },
   stdio: ['ignore', 'ignore', 'ignore'],
@@ -128,7 +146,13 @@ const paths: Record<string, Call> = {
     await caller.call('engine::functions::info', { function_id: 'bench::echo' });
     return caller.call('bench::echo', PAYLOAD);
   },
+  guarded: () =>
+    caller.trigger({
+      function_id: 'engine::functions::invoke',
+      payload: { function_id: 'bench::echo', payload: PAYLOAD, expect: { metadata: { 'mcp.expose': true } } },
+    }),
   stdioping: () => stdio.ping(),
+  stdiomin: () => stdioMin.callTool({ name: 'echo', arguments: PAYLOAD }),
   stdio: () => stdio.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
   httptrigger: () => post(triggerUrl),
   httprelay: () => post(relayUrl),
@@ -138,7 +162,7 @@ const paths: Record<string, Call> = {
 // sanity: every path really reaches the function
 for (const [name, call] of Object.entries(paths)) {
   const result = (await call()) as { isError?: boolean; order_id?: string };
-  if (result.isError || (name === 'direct' && result.order_id !== 'ord_123'))
+  if (result.isError || ((name === 'direct' || name === 'guarded') && result.order_id !== 'ord_123'))
     throw new Error(`${name} path failed: ${JSON.stringify(result)}`);
 }
 
@@ -165,7 +189,9 @@ const direct = summary('direct');
 const LABELS: Record<string, string> = {
   direct: '@eng/sdk call (baseline)',
   recheck: '@eng/sdk functions::info + call',
+  guarded: '@eng/sdk engine::functions::invoke (re-check + call)',
   stdioping: 'MCP ping over stdio (no engine)',
+  stdiomin: 'MCP tools/call, minimal SDK server (no engine)',
   stdio: 'MCP tools/call over stdio',
   httptrigger: 'fetch → http trigger → same worker',
   httprelay: 'fetch → http trigger → relay worker → same worker',
@@ -215,7 +241,17 @@ for (const [name, floor] of floors) {
   );
 }
 
+// the same stdio tools/call against what the official MCP SDK and the engine's guarded call cost alone
+if (ONLY.includes('stdio') && ONLY.includes('stdiomin') && ONLY.includes('guarded')) {
+  const sdkFloor = summary('stdiomin').p50 + summary('guarded').p50;
+  console.log(
+    `floor stdio (SDK): minimal SDK server tools/call + guarded invoke = ${fmt(sdkFloor / direct.p50, 2)}× (any official-SDK server making eng-mcp's engine call)`,
+  );
+  console.log(`stdio vs its SDK floor: ${fmt(summary('stdio').p50 / sdkFloor, 2)}×   (for information)`);
+}
+
 await stdio.close();
+await stdioMin.close();
 await http.close();
 await stopChild(httpServer);
 await stopChild(relayWorker.child);

@@ -4,6 +4,7 @@ import { connect, type EngClient } from '@eng/sdk';
 import { BuiltinHandlers } from './builtin-handlers.ts';
 import { builtinsVisible } from './builtins.ts';
 import { ContributionService } from './contributions.ts';
+import { directDispatch } from './direct-dispatch.ts';
 import { engineFunctionIds, registerEngineFunctions } from './engine-functions.ts';
 import { EngineView } from './engine-view.ts';
 import type { ExposurePolicy } from './exposure.ts';
@@ -145,7 +146,7 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     log.info(`MCP Streamable HTTP registered: POST/GET/DELETE /mcp on the engine HTTP port (engine ${shownUrl})`);
   } else {
     const session = createSession('stdio', deps, 'stdio');
-    const stdio = new StdioTransport(io.stdin, io.stdout, () => session.protocolVersion);
+    const stdio = new StdioTransport(io.stdin, io.stdout, () => session.protocolVersion, directDispatch(session.server));
     stdio.onclose = () => {
       hub.remove(session);
       log.info('stdin closed; shutting down');

@@ -90,18 +90,36 @@ export class Invoker {
 /** Stop waiting when the client cancels (the engine call itself cannot be recalled). */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(new Error('cancelled'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error('cancelled'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
+  return new Promise<T>((resolve, reject) => new AbortableWait(promise, signal, resolve, reject));
+}
+
+/**
+ * One waiting call: the abort listener and both settle paths as methods of one object, not three
+ * closures per call (this runs on every tools/call).
+ */
+class AbortableWait<T> {
+  constructor(
+    promise: Promise<T>,
+    private readonly signal: AbortSignal,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {
+    signal.addEventListener('abort', this, { once: true });
+    promise.then(this.settleValue.bind(this), this.settleError.bind(this));
+  }
+
+  /** EventListener interface: the client cancelled. */
+  handleEvent(): void {
+    this.reject(new Error('cancelled'));
+  }
+
+  private settleValue(value: T): void {
+    this.signal.removeEventListener('abort', this);
+    this.resolve(value);
+  }
+
+  private settleError(err: unknown): void {
+    this.signal.removeEventListener('abort', this);
+    this.reject(err);
+  }
 }

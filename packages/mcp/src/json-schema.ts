@@ -59,14 +59,24 @@ function compile(schema: Record<string, unknown>): Check {
   return () => undefined;
 }
 
+/**
+ * The same schema object (a mirrored row's, never changed in place: a new listing brings new
+ * objects) finds its check without being serialised again for the text-keyed cache, once per call.
+ */
+const byObject = new WeakMap<object, Check>();
+
 /** Why `value` does not match `schema` (paths start with `label`), or undefined when it does. */
 export function validateAgainst(schema: Record<string, unknown>, value: unknown, label = 'data'): string | undefined {
-  const key = JSON.stringify(schema);
-  let check = compiled.get(key);
+  let check = byObject.get(schema);
   if (!check) {
-    check = compile(schema);
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(key, check);
+    const key = JSON.stringify(schema);
+    check = compiled.get(key);
+    if (!check) {
+      check = compile(schema);
+      if (compiled.size >= MAX_COMPILED) compiled.clear();
+      compiled.set(key, check);
+    }
+    byObject.set(schema, check);
   }
   return check(value, label);
 }

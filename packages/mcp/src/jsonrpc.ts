@@ -25,7 +25,12 @@ export function readableId(raw: unknown): RequestId | null {
   return validId(id) ? id : null;
 }
 
-export type Classified = { ok: true; message: JSONRPCMessage } | { ok: false; error: ErrorMessage };
+/**
+ * `kind` is set when the hand check recognised the message: such a request or notification is one
+ * the SDK's own schemas accept as that kind too, so a transport may hand it on without them (`direct-dispatch.ts`).
+ */
+export type MessageKind = 'request' | 'notification';
+export type Classified = { ok: true; message: JSONRPCMessage; kind?: MessageKind } | { ok: false; error: ErrorMessage };
 
 const isPlainObject = (value: unknown) => value !== null && typeof value === 'object' && !Array.isArray(value);
 const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
@@ -57,7 +62,9 @@ function wellFormed(value: Record<string, unknown>): boolean {
 
 /** One parsed JSON value → a JSON-RPC message, or the -32600 answer naming what is wrong. */
 export function classify(raw: unknown): Classified {
-  if (isPlainObject(raw) && wellFormed(raw as Record<string, unknown>)) return { ok: true, message: raw as JSONRPCMessage };
+  if (isPlainObject(raw) && wellFormed(raw as Record<string, unknown>)) {
+    return { ok: true, message: raw as JSONRPCMessage, kind: 'id' in (raw as object) ? 'request' : 'notification' };
+  }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, error: errorMessage(null, INVALID_REQUEST, 'Invalid Request: a message must be a JSON object') };
   }

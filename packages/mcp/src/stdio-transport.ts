@@ -1,8 +1,10 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { DirectDispatch } from './direct-dispatch.ts';
 import {
   batchesAllowed,
+  type Classified,
   cancelledRequestId,
   classify,
   type ErrorMessage,
@@ -10,6 +12,7 @@ import {
   INVALID_REQUEST,
   isRequest,
   isResponse,
+  type MessageKind,
   PARSE_ERROR,
 } from './jsonrpc.ts';
 
@@ -51,6 +54,8 @@ export class StdioTransport implements Transport {
     private readonly output: Writable,
     /** The negotiated protocol version (decides whether batches are allowed). */
     private readonly protocolVersion: () => string | undefined,
+    /** Where recognised requests and notifications go without the SDK's schema passes (direct-dispatch.ts). */
+    private readonly direct?: DirectDispatch,
   ) {}
 
   async start(): Promise<void> {
@@ -104,7 +109,7 @@ export class StdioTransport implements Transport {
     }
     const refusal = this.gate(classified.message);
     if (refusal) this.write(refusal);
-    else this.deliver(classified.message);
+    else this.deliver(classified.message, classified.kind);
   }
 
   private handleBatch(items: unknown[]): void {
@@ -119,7 +124,7 @@ export class StdioTransport implements Transport {
       return;
     }
     const batch: PendingBatch = { waiting: new Set(), replies: [] };
-    const accepted: JSONRPCMessage[] = [];
+    const accepted: Array<Classified & { ok: true }> = [];
     for (const item of items) {
       const classified = classify(item);
       if (!classified.ok) {
@@ -132,10 +137,10 @@ export class StdioTransport implements Transport {
         continue;
       }
       if (isRequest(classified.message)) batch.waiting.add(classified.message.id);
-      accepted.push(classified.message);
+      accepted.push(classified);
     }
     if (batch.waiting.size) this.batches.push(batch);
-    for (const message of accepted) this.deliver(message);
+    for (const { message, kind } of accepted) this.deliver(message, kind);
     if (batch.waiting.size === 0 && batch.replies.length) this.writeRaw(batch.replies);
   }
 
@@ -154,11 +159,13 @@ export class StdioTransport implements Transport {
     return undefined;
   }
 
-  private deliver(message: JSONRPCMessage): void {
+  private deliver(message: JSONRPCMessage, kind?: MessageKind): void {
     const cancelled = cancelledRequestId(message);
     if (cancelled !== undefined) this.forget(cancelled);
     if (isRequest(message)) this.inFlight.add(message.id);
-    this.onmessage?.(message);
+    if (this.direct && kind === 'request') this.direct.request(message as JSONRPCRequest);
+    else if (this.direct && kind === 'notification') this.direct.notification(message as JSONRPCNotification);
+    else this.onmessage?.(message);
   }
 
   /** spec transports/stdio shutdown: the client closed stdin; answer what was asked (for a while), then close. */

@@ -41,6 +41,18 @@ export interface ToolServiceDeps {
   onDegradedList?: () => void;
 }
 
+/** A row's input schema, made once per `request_format` object (a new listing brings new objects). */
+const inputSchemas = new WeakMap<object, Record<string, unknown>>();
+function inputSchemaFor(requestFormat: unknown): Record<string, unknown> {
+  if (requestFormat === null || typeof requestFormat !== 'object') return inputSchemaOf(requestFormat);
+  let schema = inputSchemas.get(requestFormat);
+  if (!schema) {
+    schema = inputSchemaOf(requestFormat);
+    inputSchemas.set(requestFormat, schema);
+  }
+  return schema;
+}
+
 /** A name that ends like a generated one (`_` and 8 hex digits): only the listing can reverse it. */
 const HASHED_NAME = /_[0-9a-f]{8}$/;
 
@@ -98,7 +110,7 @@ export class ToolService {
     // one round trip on an eng engine: the mirrored row, the engine re-checking at dispatch
     const mirrored = invoker.fastRow(functionId);
     // a problem may come from a stale schema: the full path checks against the current one
-    if (mirrored && !contributesNonTool(mirrored) && !validateAgainst(inputSchemaOf(mirrored.request_format), input, 'arguments')) {
+    if (mirrored && !contributesNonTool(mirrored) && !validateAgainst(inputSchemaFor(mirrored.request_format), input, 'arguments')) {
       const fast = await this.run(mirrored, functionId, input, ctx, true);
       if (fast !== NOT_RUN) return fast;
     }
@@ -121,7 +133,7 @@ export class ToolService {
     const row = gate.row;
     // listed as a resource or a prompt, so not listed as a tool: calling it as one agrees with the list
     if (contributesNonTool(row)) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const problem = validateAgainst(inputSchemaOf(row.request_format), input, 'arguments');
+    const problem = validateAgainst(inputSchemaFor(row.request_format), input, 'arguments');
     if (problem) return fail(`Invalid arguments for tool '${name}': ${problem}`);
     return (await this.run(row, row.function_id, input, ctx, false)) as ToolResult;
   }
