@@ -18,7 +18,9 @@
  * way can do per request — a minimal node:http server that relays each request as one
  * `invokefunction` WebSocket frame (the §5.2 request fields) to the same bare worker and answers
  * with its result (`--role floor`). What the engine spends above it is its own routing, channels,
- * spans and bookkeeping; a budget below the floor cannot be met by the engine code.
+ * spans and bookkeeping; a budget below the floor cannot be met by the engine code. A second floor
+ * process keeps one span per request the least any engine can (bench/floor-spans.ts): its CPU above
+ * the first is the floor under the spans' budget.
  * The same file is the plain server, the floor and the worker when started with `--role plain|floor|worker`.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,6 +30,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { ENG_CLI } from '../test/harness.ts';
+import { type FloorRecord, FloorSpanStore } from './floor-spans.ts';
 import { fmt, median, spawnTs, stopChild, table } from './lib.ts';
 
 const args = new Map<string, string>();
@@ -73,8 +76,15 @@ async function runPlain(): Promise<void> {
   });
 }
 
-/** The floor: node:http + one WebSocket frame each way per request, nothing else. */
-async function runFloor(): Promise<void> {
+/**
+ * The floor: node:http + one WebSocket frame each way per request, nothing else. With `spans`,
+ * it also keeps one span per request the least any engine can (bench/floor-spans.ts: ids, the
+ * traceparent sent with the call, one record in a ring of 100,000 and a Map by trace id), so the
+ * floor's own on − off difference is the floor under the engine's span budget.
+ */
+async function runFloor(spans: boolean): Promise<void> {
+  const store = spans ? new FloorSpanStore(100_000) : undefined;
+  const open = new Map<string, FloorRecord>();
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
   await new Promise((resolve) => wss.once('listening', resolve));
   let worker: WebSocket | undefined;
@@ -89,6 +99,12 @@ async function runFloor(): Promise<void> {
       const res = pending.get(frame.invocation_id);
       if (!res) return;
       pending.delete(frame.invocation_id);
+      const record = open.get(frame.invocation_id);
+      if (record && store) {
+        open.delete(frame.invocation_id);
+        record.attrs.push('http.response.status_code', String(frame.result.status_code));
+        store.close(record, 1);
+      }
       const text = JSON.stringify(frame.result.body);
       res.writeHead(frame.result.status_code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       res.end(text);
@@ -122,7 +138,22 @@ async function runFloor(): Promise<void> {
         socket.uncork();
       });
     }
-    worker.send(JSON.stringify({ type: 'invokefunction', invocation_id, function_id: 'bench::item', data }));
+    let traceparent: string | undefined;
+    if (store) {
+      const span = store.open(`${req.method} /bench/items/:id`, [
+        'http.request.method',
+        req.method ?? '',
+        'http.route',
+        '/bench/items/:id',
+        'url.path',
+        url,
+        'function_id',
+        'bench::item',
+      ]);
+      open.set(invocation_id, span.record);
+      traceparent = span.traceparent;
+    }
+    worker.send(JSON.stringify({ type: 'invokefunction', invocation_id, function_id: 'bench::item', data, traceparent }));
   });
   server.listen(0, '127.0.0.1', () => {
     const http = server.address();
@@ -264,7 +295,7 @@ function shuffled<T>(items: T[]): T[] {
 async function main(): Promise<void> {
   const role = args.get('role');
   if (role === 'plain') return runPlain();
-  if (role === 'floor') return runFloor();
+  if (role === 'floor') return runFloor(args.get('spans') === '1');
   if (role === 'worker') return runWorker(args.get('url') as string, args.get('kind') ?? 'iii');
 
   const plain = await spawnTs('bench/http.ts', ['--role', 'plain'], /plain: ready (\d+)/);
@@ -276,6 +307,15 @@ async function main(): Promise<void> {
     /worker: ready/,
   );
   const floorUrl = `http://127.0.0.1:${floor.match[1]}${PATH}`;
+  // the same floor keeping one span per request, for the floor of the spans' on − off difference
+  const floorSpans = await spawnTs('bench/http.ts', ['--role', 'floor', '--spans', '1'], /floor: ready (\d+) (\d+)/);
+  const floorSpansWorker = await spawnTs(
+    'bench/http.ts',
+    ['--role', 'worker', '--url', `ws://127.0.0.1:${floorSpans.match[2]}`, '--kind', 'raw'],
+    /worker: ready/,
+  );
+  const floorSpansUrl = `http://127.0.0.1:${floorSpans.match[1]}${PATH}`;
+  const floorSpansRuns: Figures[] = [];
   const modes: Array<'on' | 'off'> = OBSERVABILITY === 'both' ? ['on', 'off'] : [OBSERVABILITY === 'off' ? 'off' : 'on'];
   const stacks: Stack[] = [];
   for (const mode of modes) stacks.push(await startStack(mode));
@@ -289,14 +329,19 @@ async function main(): Promise<void> {
       if (!same) throw new Error('the two servers do not answer the same JSON');
     }
     await waitForRoute(floorUrl);
+    await waitForRoute(floorSpansUrl);
     process.stderr.write('warm-up… ');
     await load(plainUrl, 2);
     await load(floorUrl, 2);
+    await load(floorSpansUrl, 2);
     for (const stack of stacks) await load(stack.url, 2);
     for (let round = 1; round <= ROUNDS; round++) {
       process.stderr.write(`round ${round}/${ROUNDS}: `);
-      for (const target of shuffled<Stack | 'plain' | 'floor'>(['plain', 'floor', ...stacks])) {
-        if (target === 'plain') {
+      for (const target of shuffled<Stack | 'plain' | 'floor' | 'floorspans'>(['plain', 'floor', 'floorspans', ...stacks])) {
+        if (target === 'floorspans') {
+          process.stderr.write('floor with spans… ');
+          floorSpansRuns.push(await load(floorSpansUrl, SECONDS, [floorSpans.child.pid, floorSpansWorker.child.pid]));
+        } else if (target === 'plain') {
           process.stderr.write('node:http… ');
           plainRuns.push(await load(plainUrl, SECONDS, [plain.child.pid]));
         } else if (target === 'floor') {
@@ -346,6 +391,17 @@ async function main(): Promise<void> {
       'engine/node:http CPU': `${fmt(f.engineUs / p.cpuUs, 2)}×`,
       errors: f.errors,
     });
+    const fs = summary(floorSpansRuns);
+    rows.push({
+      target: 'floor with spans: the same + one span per request kept (floor-spans.ts)',
+      'req/s': fmt(fs.rps, 0),
+      'p50 ms': fmt(fs.p50, 1),
+      'p99 ms': fmt(fs.p99, 1),
+      'server CPU µs/req': `${fmt(fs.cpuUs, 0)} (relay ${fmt(fs.engineUs, 0)} + worker ${fmt(fs.workerUs, 0)})`,
+      'engine CPU µs/req': fmt(fs.engineUs, 1),
+      'engine/node:http CPU': `${fmt(fs.engineUs / p.cpuUs, 2)}×`,
+      errors: fs.errors,
+    });
     const engineCpu: Record<string, number> = {};
     for (const stack of stacks) {
       const e = summary(stack.runs);
@@ -378,6 +434,9 @@ async function main(): Promise<void> {
       const spans = engineCpu.on - engineCpu.off;
       over ||= spans > 5;
       console.log(`the engine's spans per request (on − off): ${fmt(spans, 1)} µs   budget ≤ 5 µs ${spans <= 5 ? 'OK' : 'OVER budget'}`);
+      console.log(
+        `  floor (the floor relay keeping one span per request, with − without): ${fmt(fs.engineUs - f.engineUs, 1)} µs; the engine's spans cost ${fmt(spans - (fs.engineUs - f.engineUs), 1)} µs above it`,
+      );
     }
     if (over) process.exitCode = 1;
     for (const stack of stacks) {
@@ -394,6 +453,8 @@ async function main(): Promise<void> {
       await stopChild(stack.worker.child);
       await stopChild(stack.engine.child);
     }
+    await stopChild(floorSpansWorker.child);
+    await stopChild(floorSpans.child);
     await stopChild(floorWorker.child);
     await stopChild(floor.child);
     await stopChild(plain.child);

@@ -5,10 +5,10 @@
  * - engine: the HTTP server span exactly as eng-http opens it (four attributes, the status code set
  *   at the end), through the engine's tracer, the collector's limits and the span store, with the
  *   store full (100,000 spans, the default) so that every span stored evicts the oldest.
- * - floor: per span, fresh random trace and span ids, the W3C traceparent string handed to the
- *   call, one record holding the same fields and the attributes as a flat array, kept in a ring of
- *   100,000 and in a Map by trace id (the least a store answering "the spans of trace X" keeps),
- *   the oldest dropped from both.
+ * - floor: bench/floor-spans.ts — per span, fresh random trace and span ids, the W3C traceparent
+ *   string handed to the call, one record holding the same fields and the attributes as a flat
+ *   array, kept in a ring of 100,000 and in a Map by trace id (the least a store answering "the
+ *   spans of trace X" keeps), the oldest dropped from both.
  *
  * The figure the budget speaks of (ARCHITECTURE.md: the engine's spans for one HTTP request cost
  * ≤ 5 µs of engine CPU) is measured end to end by bench/http (observability on − off); this bench
@@ -17,12 +17,12 @@
  *
  *   node --import tsx bench/spans.ts [--rounds 5] [--spans 200000]
  */
-import { randomBytes } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { Collector } from '../packages/engine/src/modules/observability/collector.ts';
 import { ObservabilityConfig } from '../packages/engine/src/modules/observability/config.ts';
 import { SpanStore } from '../packages/engine/src/modules/observability/span-store.ts';
 import { Tracer } from '../packages/engine/src/modules/observability/tracer.ts';
+import { FloorSpanStore } from './floor-spans.ts';
 import { fmt, median, table } from './lib.ts';
 
 const args = new Map<string, string>();
@@ -52,57 +52,21 @@ function engineSpan(i: number): void {
   span.end({ status: 'ok' });
 }
 
-// the floor: ids from a pooled random hex string (as the engine makes them), one record, a ring, a Map
-interface FloorRecord {
-  traceId: string;
-  spanId: string;
-  parentId: string | null;
-  name: string;
-  kind: string;
-  start: number;
-  end: number;
-  status: number;
-  attrs: string[];
-}
-let pool = '';
-let offset = 0;
-function hex(chars: number): string {
-  if (offset + chars > pool.length) {
-    pool = randomBytes(2048).toString('hex');
-    offset = 0;
-  }
-  const out = pool.slice(offset, offset + chars);
-  offset += chars;
-  return out;
-}
-const ring: Array<FloorRecord | undefined> = new Array(CAPACITY);
-const byTrace = new Map<string, FloorRecord>();
-let head = 0;
+const floorStore = new FloorSpanStore(CAPACITY);
 function floorSpan(i: number): void {
-  const traceId = hex(32);
-  const spanId = hex(16);
-  const traceparent = `00-${traceId}-${spanId}-01`;
+  const { record, traceparent } = floorStore.open('GET /bench/items/:id', [
+    'http.request.method',
+    'GET',
+    'http.route',
+    '/bench/items/:id',
+    'url.path',
+    `/bench/items/${i}`,
+    'function_id',
+    'bench::item',
+  ]);
   sink += traceparent.length;
-  const start = performance.now();
-  const record: FloorRecord = {
-    traceId,
-    spanId,
-    parentId: null,
-    name: 'GET /bench/items/:id',
-    kind: 'server',
-    start,
-    end: 0,
-    status: 0,
-    attrs: ['http.request.method', 'GET', 'http.route', '/bench/items/:id', 'url.path', `/bench/items/${i}`, 'function_id', 'bench::item'],
-  };
   record.attrs.push('http.response.status_code', String(200));
-  record.end = performance.now();
-  record.status = 1;
-  const old = ring[head];
-  if (old) byTrace.delete(old.traceId);
-  ring[head] = record;
-  byTrace.set(traceId, record);
-  head = (head + 1) % CAPACITY;
+  floorStore.close(record, 1);
 }
 
 function run(make: (i: number) => void, n: number): number {
@@ -115,7 +79,8 @@ function run(make: (i: number) => void, n: number): number {
 // fill both stores first, so every measured span evicts one, as in a long-running engine
 run(engineSpan, CAPACITY + 20_000);
 run(floorSpan, CAPACITY + 20_000);
-if (store.size !== CAPACITY) throw new Error(`the span store holds ${store.size} spans, expected ${CAPACITY}`);
+if (store.size !== CAPACITY || floorStore.size !== CAPACITY)
+  throw new Error(`the span store holds ${store.size} spans, expected ${CAPACITY}`);
 
 const engine: number[] = [];
 const floor: number[] = [];
