@@ -214,7 +214,8 @@ console.log(`\nbench/mcp — tools/call latency vs a direct @eng/sdk call (media
 console.log(table(rows));
 for (const name of ['stdio', 'http'].filter((n) => ONLY.includes(n))) {
   const ratio = summary(name).p50 / direct.p50;
-  console.log(`${name.padEnd(5)} p50 ratio: ${fmt(ratio, 2)}×   budget ≤ ${BUDGET.toFixed(2)}× ${ratio <= BUDGET ? 'OK' : 'OVER'}`);
+  // the old budget (≤ 1.3× a direct call) was retired for the floor budget below: printed for information
+  console.log(`${name.padEnd(5)} p50 ratio: ${fmt(ratio, 2)}× a direct call (for information; the old ≤ ${BUDGET.toFixed(2)}× is retired)`);
 }
 // the floors under each transport, with no eng-mcp code in them at all
 if (ONLY.includes('stdioping')) {
