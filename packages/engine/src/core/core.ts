@@ -163,7 +163,9 @@ export class Core {
       handler = await provider.prepare(entry.id, entry.invocation);
     } catch (err) {
       const error = toErrorBody(err);
-      this.log.warn(`registration of HTTP function ${entry.id} by worker ${this.workerLabel(entry.ownerWorkerId)} refused: ${error.message}`);
+      this.log.warn(
+        `registration of HTTP function ${entry.id} by worker ${this.workerLabel(entry.ownerWorkerId)} refused: ${error.message}`,
+      );
       return { ok: false, error };
     }
     // the worker left while its URL was being checked: nothing of it may stay behind
