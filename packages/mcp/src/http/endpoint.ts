@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelWriter, EngClient } from '@eng/sdk';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { directDispatch } from '../direct-dispatch.ts';
 import { batchesAllowed, classify, errorMessage, INVALID_REQUEST, isRequest, PARSE_ERROR } from '../jsonrpc.ts';
 import type { Log } from '../log.ts';
 import { SUPPORTED_VERSIONS } from '../server.ts';
@@ -347,6 +348,7 @@ export class HttpEndpoint {
       retryMs: STREAM_RETRY_MS,
       // SEP-1699 priming events: for clients of 2025-11-25 and later (older ones may not expect empty events)
       priming: () => (session.protocolVersion ?? '') >= '2025-11-25',
+      direct: directDispatch(session.server),
     });
     session.releaseStream = (requestId, retryMs) => transport.release(requestId, retryMs);
     // counted before the first await, so concurrent initializes cannot overshoot the caps

@@ -1,7 +1,8 @@
 import type { ChannelWriter } from '@eng/sdk';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { cancelledRequestId, errorMessage, INVALID_REQUEST, isRequest, isResponse } from '../jsonrpc.ts';
+import type { JSONRPCMessage, JSONRPCNotification, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { DirectDispatch } from '../direct-dispatch.ts';
+import { cancelledRequestId, errorMessage, INVALID_REQUEST, isNotification, isRequest, isResponse } from '../jsonrpc.ts';
 import { EventStore, type ReplayStream } from './replay.ts';
 
 // spec: MCP transports/streamable-http — one session's side of the exchanges. Each POST that
@@ -58,6 +59,11 @@ export interface TransportOptions {
   retryMs: number;
   /** Whether new streams start with a priming event (the session negotiated 2025-11-25 or later). */
   priming(): boolean;
+  /**
+   * Where requests and notifications (already checked by the endpoint's `classify`) go without the
+   * SDK's three schema passes per message (direct-dispatch.ts); responses still take `onmessage`.
+   */
+  direct?: DirectDispatch;
 }
 
 class Exchange {
@@ -244,7 +250,10 @@ export class HttpSessionTransport implements Transport {
   private receive(message: JSONRPCMessage): void {
     const cancelled = cancelledRequestId(message);
     if (cancelled !== undefined) this.byRequest.get(cancelled)?.drop(cancelled);
-    this.onmessage?.(message);
+    const direct = this.options.direct;
+    if (direct && isRequest(message)) direct.request(message);
+    else if (direct && isNotification(message)) direct.notification(message as JSONRPCNotification);
+    else this.onmessage?.(message);
   }
 
   /** The GET stream: server-initiated messages that belong to no request. */
