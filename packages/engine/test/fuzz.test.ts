@@ -451,6 +451,17 @@ describe('fuzz: the engine survives random and hostile input on every port', () 
     // built-ins still belong to the engine: no fuzzed registration replaced or removed them
     expect(ids).toEqual(expect.arrayContaining(['state::set', 'state::get', 'engine::functions::list', 'publish']));
     expect(await client.result('state::get', { scope: 'fuzz-canary', key: 'k' })).toEqual({ kept: true });
+    // the fuzzed connection leaves, and its registrations with it: among them may be triggers a
+    // user could make too, such as a state trigger bound to state::delete, which would delete
+    // every key the moment it is set (seed 1210042842 made one)
+    steady?.terminate();
+    await waitFor(async () => {
+      const { registered_triggers: triggers } = await client.result<{ registered_triggers: Array<{ function_id: string }> }>(
+        'engine::registered-triggers::list',
+        { include_internal: true },
+      );
+      return triggers.every((t) => !t.function_id.startsWith('state::')) ? true : null;
+    }, 10_000);
     await client.result('state::set', { scope: 'fuzz-canary', key: 'after', value: 1 });
     expect(await client.result('state::get', { scope: 'fuzz-canary', key: 'after' })).toBe(1);
     const res = await waitFor(async () => {
