@@ -208,10 +208,23 @@ test('filters narrow the list, live in the URL and survive a reload', async ({ p
   await expect(row(page, story.producer.traceId)).toBeVisible();
   await page.getByLabel('Min duration (ms)').fill('');
   await page.getByLabel('Max duration (ms)').fill('10');
+  // both edits are committed after the input debounce (the one row left before could pass for it)
+  await expect(page).toHaveURL(/max=10/);
+  await expect(page).not.toHaveURL(/min=/);
   await expect(rows(page)).toHaveCount(1);
   await expect(row(page, story.health.traceId)).toBeVisible();
   await page.getByText('Clear all').click();
   await expect(page).not.toHaveURL(/service=|max=/);
+
+  // Clear all also drops what was typed but not committed yet: it does not come back after the debounce
+  await page.getByLabel('Min duration (ms)').fill('50');
+  await expect(page).toHaveURL(/min=50/);
+  await page.getByLabel('Max duration (ms)').fill('20');
+  await page.getByText('Clear all').click();
+  await page.waitForTimeout(800);
+  await expect(page).not.toHaveURL(/min=|max=/);
+  await expect(page.getByLabel('Max duration (ms)')).toHaveValue('');
+  await expect(row(page, story.producer.traceId)).toBeVisible();
 
   // span name (operation) substring and exact trace id
   await page.getByLabel('Span name', { exact: true }).fill('cart::pri');

@@ -84,11 +84,15 @@ export function TraceFilterBar({ search, nav }: { search: TracesSearch; nav: Tra
     (v) => v !== undefined,
   ).length;
   const [open, setOpen] = useState(advancedCount > 0);
+  // bumped by Clear all: the text inputs start again from the (cleared) URL, and what was typed
+  // into them but not yet committed is dropped rather than committed after the clear
+  const [generation, setGeneration] = useState(0);
   const order = search.order ?? 'desc';
   return (
     <div className="w-full space-y-2" data-testid="trace-filters">
       <div className="flex flex-wrap items-center gap-2">
         <DebouncedSearch
+          key={generation}
           value={search.q}
           onCommit={(q) => nav({ q }, { replace: true })}
           placeholder="Search spans, services, ids…"
@@ -163,9 +167,9 @@ export function TraceFilterBar({ search, nav }: { search: TracesSearch; nav: Tra
           {advancedCount > 0 ? <CountBadge value={advancedCount} active /> : null}
         </Button>
       </div>
-      {open ? <AdvancedFilters search={search} nav={nav} /> : null}
+      {open ? <AdvancedFilters key={generation} search={search} nav={nav} /> : null}
       {search.range === 'custom' ? <CustomRange search={search} nav={nav} /> : null}
-      <ActivePills search={search} nav={nav} />
+      <ActivePills search={search} nav={nav} onClearAll={() => setGeneration((g) => g + 1)} />
     </div>
   );
 }
@@ -339,7 +343,7 @@ function Pill({ label, onRemove }: { label: string; onRemove: () => void }) {
   );
 }
 
-function ActivePills({ search, nav }: { search: TracesSearch; nav: TracesNav }) {
+function ActivePills({ search, nav, onClearAll }: { search: TracesSearch; nav: TracesNav; onClearAll: () => void }) {
   const f = filtersOf(search);
   if (!hasFilters(f)) return null;
   const pills: Array<{ label: string; remove: () => void }> = [];
@@ -365,7 +369,8 @@ function ActivePills({ search, nav }: { search: TracesSearch; nav: TracesNav }) 
       ))}
       <button
         type="button"
-        onClick={() =>
+        onClick={() => {
+          onClearAll();
           nav({
             q: undefined,
             tid: undefined,
@@ -378,8 +383,8 @@ function ActivePills({ search, nav }: { search: TracesSearch; nav: TracesNav }) 
             from: undefined,
             to: undefined,
             attr: undefined,
-          })
-        }
+          });
+        }}
         className="cursor-pointer px-1 text-xs font-medium text-muted hover:text-fg"
       >
         Clear all
