@@ -125,6 +125,12 @@ test.describe('Worktrees', () => {
   test('follows worktrees created, claimed, landed and removed by a script, live', async ({ page, consoleUrl, stack, engineClient }) => {
     test.setTimeout(120_000);
     const call = <T = any>(fn: string, payload: unknown) => engineClient.call<T>(fn, payload, { timeoutMs: 30_000 });
+    // the stack is shared: another spec's worktree worker (chat-worktree) may have left its
+    // worktrees in the engine's state, where the worker keeps them across restarts. Start clean.
+    for (const scope of ['worktree', 'worktree-land']) {
+      const listed = await call<{ items: Array<{ key: string }> }>('state::list', { scope, with_keys: true, limit: 1000 });
+      for (const { key } of listed?.items ?? []) await call('state::delete', { scope, key });
+    }
     await gotoPage(page, consoleUrl, '/worktrees', 'dark');
     worker = startWorker(stack.engine.busUrl, {
       ...repos.env,
