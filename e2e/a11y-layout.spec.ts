@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { contrastViolations, horizontalOverflow } from './fixtures/a11y.ts';
 import { call, createOrder, randomTag } from './fixtures/engine-client.ts';
-import { type LaunchedStack, startLaunchedStack } from './fixtures/launched-stack.ts';
+import { type LaunchedStack, launchedStackFixture, startLaunchedStack } from './fixtures/launched-stack.ts';
 import { type ConsoleProcess, consoleArgsFor, type Stack, startConsole } from './fixtures/stack.ts';
 import { ARTIFACTS, test as base, expect } from './fixtures/test.ts';
 
@@ -15,17 +15,7 @@ import { ARTIFACTS, test as base, expect } from './fixtures/test.ts';
  * text), nothing wider than the page, the navigation reachable, wide tables scrolling inside their
  * own pane. Screenshots in e2e/artifacts/layout/, counts in e2e/artifacts/a11y.json.
  */
-const test = base.extend<object, { ls: LaunchedStack }>({
-  ls: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright fixture signature
-    async ({}, use) => {
-      const stack = await startLaunchedStack({ enableFlow: true });
-      await use(stack);
-      await stack.stop();
-    },
-    { scope: 'worker', timeout: 120_000 },
-  ],
-});
+const test = base.extend<object, { ls: LaunchedStack }>({ ls: launchedStackFixture });
 test.describe.configure({ timeout: 600_000 });
 
 const SHOTS = join(ARTIFACTS, 'layout');

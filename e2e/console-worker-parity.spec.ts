@@ -1,6 +1,6 @@
 import { test as base, type Locator, type Page } from '@playwright/test';
 import { call, createOrder, randomTag } from './fixtures/engine-client.ts';
-import { BROKEN_WORKERS, type LaunchedStack, startLaunchedStack } from './fixtures/launched-stack.ts';
+import { BROKEN_WORKERS, type LaunchedStack, launchedStackFixture, startLaunchedStack } from './fixtures/launched-stack.ts';
 import { consoleArgsFor, startConsole } from './fixtures/stack.ts';
 import { ARTIFACTS, expect, gotoPage } from './fixtures/test.ts';
 
@@ -11,17 +11,7 @@ import { ARTIFACTS, expect, gotoPage } from './fixtures/test.ts';
  * Flow, the streams socket — with nothing failing in the browser; and the Workers page shows what
  * the engine's supervisor launched, including a failed launch and a crash loop.
  */
-const test = base.extend<object, { ls: LaunchedStack }>({
-  ls: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright fixture signature
-    async ({}, use) => {
-      const stack = await startLaunchedStack({ enableFlow: true });
-      await use(stack);
-      await stack.stop();
-    },
-    { scope: 'worker', timeout: 120_000 },
-  ],
-});
+const test = base.extend<object, { ls: LaunchedStack }>({ ls: launchedStackFixture });
 test.describe.configure({ timeout: 90_000 });
 
 interface WorkerConfig {

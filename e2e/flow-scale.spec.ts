@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { EngClient } from '@eng/sdk';
 import type { Page } from '@playwright/test';
 import { bigFunctionId, registerBigApp } from './fixtures/big-app.ts';
-import { type LaunchedStack, startLaunchedStack } from './fixtures/launched-stack.ts';
+import { type LaunchedStack, launchedStackFixture, startLaunchedStack } from './fixtures/launched-stack.ts';
 import { type ConsoleProcess, consoleArgsFor, startConsole } from './fixtures/stack.ts';
 import { ARTIFACTS, test as base, expect, gotoPage } from './fixtures/test.ts';
 
@@ -14,17 +14,7 @@ import { ARTIFACTS, test as base, expect, gotoPage } from './fixtures/test.ts';
  * functions shows its first nodes in under a second and searches and filters them. Figures go to
  * e2e/artifacts/flow-scale.json.
  */
-const test = base.extend<object, { ls: LaunchedStack }>({
-  ls: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright fixture signature
-    async ({}, use) => {
-      const stack = await startLaunchedStack({ enableFlow: true });
-      await use(stack);
-      await stack.stop();
-    },
-    { scope: 'worker', timeout: 120_000 },
-  ],
-});
+const test = base.extend<object, { ls: LaunchedStack }>({ ls: launchedStackFixture });
 test.describe.configure({ timeout: 180_000 });
 
 let flowConsole: ConsoleProcess | undefined;
