@@ -1,5 +1,6 @@
-import { randomFillSync, randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { ChannelRef } from '@eng/protocol';
+import { newUuid } from '../core/ids.ts';
 import type { Logger } from '../log.ts';
 
 // spec: engine-protocol §2.11 — byte/text channels between two parties, relayed frame by frame.
@@ -76,7 +77,7 @@ export class ChannelManager {
   create(bufferSize = 64, ownerWorkerId: string | null = null): { writer: ChannelRef; reader: ChannelRef } {
     const size = Math.min(1024, Math.max(1, Math.floor(bufferSize)));
     const channel: Channel = {
-      id: randomUUID(),
+      id: newUuid(),
       key: newAccessKey(),
       bufferSize: size,
       ownerWorkerId,

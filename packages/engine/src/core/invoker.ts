@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EngError, EngineFunction, type ErrorBody, ErrorCode, type TriggerAction } from '@eng/protocol';
 import type { Logger } from '../log.ts';
 import { type FunctionRegistry, functionKind, type InProcessHandler } from './functions.ts';
+import { newUuid } from './ids.ts';
 import { idTooLong } from './json-limits.ts';
 import type { WorkerRegistry } from './workers.ts';
 
@@ -276,8 +277,8 @@ export class Invoker {
       return;
     }
 
-    let invocationId = options.invocationId ?? randomUUID();
-    if (this.pending.has(invocationId)) invocationId = randomUUID();
+    let invocationId = options.invocationId ?? newUuid();
+    if (this.pending.has(invocationId)) invocationId = newUuid();
 
     const payload = stampCaller(data === undefined ? null : data, options.callerWorkerId ?? options.originWorkerId, options.payloadOwned);
 

@@ -77,6 +77,15 @@ export function writeHead(res: ServerResponse, status: number, headers: HeaderLi
 }
 
 export function sendShaped(res: ServerResponse, shaped: ShapedResponse): void {
+  const { status } = shaped;
+  if (shaped.headers.length === 0 && shaped.contentType && status >= 200 && status !== 204 && status !== 304) {
+    // the common case (a handler's JSON body, no headers of its own): the header block straight
+    // from a flat list, without Node's per-response header map (headers set before, such as
+    // CORS, are still merged in)
+    res.writeHead(status, ['content-type', shaped.contentType, 'content-length', String(Buffer.byteLength(shaped.body))]);
+    res.end(shaped.body);
+    return;
+  }
   writeHead(res, shaped.status, shaped.headers);
   if (shaped.contentType) res.setHeader('content-type', shaped.contentType);
   // the framing is ours: a wrong user content-length would corrupt the keep-alive connection
