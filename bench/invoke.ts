@@ -7,7 +7,8 @@
  * OTel off) and @eng/sdk do: the worker's `execute` span is then the trace's record and the engine
  * adds none (engine-protocol §2.6). A second pass sends calls without context, as a bare client
  * would: the engine then opens a root `call` span per call so the call is still traced; its
- * figures are printed too, for information.
+ * figures are printed too, with the floor under the budget on them: a relay that parses every frame,
+ * without and with one span kept per call (bench/relay-server.ts `--mode parse|spans`).
  *
  *   node --import tsx bench/invoke.ts [--rounds 3] [--seq 3000] [--seconds 3] [--context sdk|none|both]
  */
@@ -127,8 +128,8 @@ async function measure(callerUrl: string, withContext: boolean, middlePid: numbe
   return { p50: percentile(latencies, 50) * 1000, p99: percentile(latencies, 99) * 1000, rps, cpuUs };
 }
 
-async function runRelay(withContext: boolean) {
-  const { child, match } = await spawnTs('bench/relay-server.ts', [], /relay: ready (\d+)/);
+async function runRelay(withContext: boolean, mode: 'raw' | 'parse' | 'spans' = 'raw') {
+  const { child, match } = await spawnTs('bench/relay-server.ts', ['--mode', mode], /relay: ready (\d+)/);
   const url = `ws://127.0.0.1:${match[1]}`;
   const worker = await startWorker(`${url}/?role=worker`, false);
   try {
@@ -166,18 +167,36 @@ const summary = (xs: Figures[]): Figures => ({
   cpuUs: median(xs.map((x) => x.cpuUs)),
 });
 
-/** Alternating rounds of relay and engine; medians of each. */
-async function pass(withContext: boolean, label: string): Promise<{ r: Figures; e: Figures }> {
+/**
+ * Alternating rounds of relay and engine; medians of each. With `floors`, each round also runs the
+ * parsing relay without and with spans (bench/relay-server.ts `--mode parse|spans`).
+ */
+async function pass(
+  withContext: boolean,
+  label: string,
+  floors = false,
+): Promise<{ r: Figures; e: Figures; parse?: Figures; spans?: Figures; spanCostUs?: number }> {
   const relay: Figures[] = [];
   const engine: Figures[] = [];
+  const parse: Figures[] = [];
+  const spans: Figures[] = [];
+  const spanCost: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     process.stderr.write(`${label} round ${round}/${ROUNDS}: relay… `);
     relay.push(await runRelay(withContext));
     process.stderr.write('engine… ');
     engine.push(await runEngine(withContext));
+    if (floors) {
+      process.stderr.write('parsing relay… ');
+      parse.push(await runRelay(withContext, 'parse'));
+      process.stderr.write('parsing relay keeping spans… ');
+      spans.push(await runRelay(withContext, 'spans'));
+      spanCost.push((spans.at(-1) as Figures).cpuUs - (parse.at(-1) as Figures).cpuUs);
+    }
     process.stderr.write('done\n');
   }
-  return { r: summary(relay), e: summary(engine) };
+  if (!floors) return { r: summary(relay), e: summary(engine) };
+  return { r: summary(relay), e: summary(engine), parse: summary(parse), spans: summary(spans), spanCostUs: median(spanCost) };
 }
 
 function report(title: string, { r, e }: { r: Figures; e: Figures }, budgeted: boolean): void {
@@ -214,7 +233,7 @@ function report(title: string, { r, e }: { r: Figures; e: Figures }, budgeted: b
 
 const setup = `medians of ${ROUNDS} rounds; ${SEQ} sequential calls, ${IN_FLIGHT} in flight for ${SECONDS}s`;
 let withContext: { r: Figures; e: Figures } | undefined;
-let withoutContext: { r: Figures; e: Figures } | undefined;
+let withoutContext: Awaited<ReturnType<typeof pass>> | undefined;
 if (CONTEXT === 'sdk' || CONTEXT === 'both') {
   withContext = await pass(true, 'sdk-like');
   report(
@@ -224,7 +243,7 @@ if (CONTEXT === 'sdk' || CONTEXT === 'both') {
   );
 }
 if (CONTEXT === 'none' || CONTEXT === 'both') {
-  withoutContext = await pass(false, 'no-context');
+  withoutContext = await pass(false, 'no-context', CONTEXT === 'both');
   report(
     `bench/invoke — the same calls without trace context: the engine opens and stores a root span per call (${setup})`,
     withoutContext,
@@ -241,5 +260,18 @@ if (withContext && withoutContext) {
   console.log(
     `  (p50 ${fmt(withoutContext.e.p50 / withContext.e.p50, 2)}×, throughput ${fmt((withoutContext.e.rps / withContext.e.rps) * 100, 0)}% of the calls with context, for information)`,
   );
+  if (withoutContext.parse && withoutContext.spans && withoutContext.spanCostUs !== undefined) {
+    // the floor: what keeping one span per call costs a relay that parses and rewrites every frame
+    // (median of the per-round differences), laid over the engine's own calls with context
+    const floorUs = withoutContext.spanCostUs;
+    const floorRatio = (withContext.e.cpuUs + floorUs) / withContext.e.cpuUs;
+    const engineUs = withoutContext.e.cpuUs - withContext.e.cpuUs;
+    console.log(
+      `  floor: a relay parsing every frame spends ${fmt(withoutContext.parse.cpuUs, 1)} µs/call, ${fmt(withoutContext.spans.cpuUs, 1)} µs keeping one span per call; the span costs ${fmt(floorUs, 1)} µs at the floor`,
+    );
+    console.log(
+      `  the engine's span per call costs ${fmt(engineUs, 1)} µs (${fmt(engineUs - floorUs, 1)} µs above the floor); with the floor's span cost the ratio could be no lower than ${fmt(floorRatio, 2)}×${floorRatio > 1.1 ? ': the budget is below the floor' : ''}`,
+    );
+  }
   if (cost > 1.1) process.exitCode = 1;
 }
