@@ -47,6 +47,7 @@ export function httpModule(): EngineModule<HttpModuleConfig> {
           channels,
           log: ctx.log,
           invoke: (id, data, options) => ctx.invoke(id, data, options),
+          dispatch: (id, data, options, target) => ctx.core.invoker.dispatch(id, data, options, target),
           tracer: () => ctx.services.get<EngineTracer>('observability.tracer'),
         },
         ctx.log,

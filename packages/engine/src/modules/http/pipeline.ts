@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ChannelRef, type ErrorBody, ErrorCode } from '@eng/protocol';
 import type { ChannelFrame, ChannelManager } from '../../bus/channels.ts';
 import { evaluateCondition } from '../../core/condition.ts';
-import type { InvokeOptions, InvokeOutcome } from '../../core/invoker.ts';
+import type { InvokeOptions, InvokeOutcome, Settle } from '../../core/invoker.ts';
 import { jsonTooDeep, tooDeepMessage } from '../../core/json-limits.ts';
 import type { Logger } from '../../log.ts';
-import type { EngineTracer } from '../observability/tracer.ts';
+import type { EngineSpan, EngineTracer } from '../observability/tracer.ts';
 import type { HttpModuleConfig } from './config.ts';
 import { flattenHeaders, hasBody, PayloadTooLargeError, parseJsonBody, parseQuery, readBody } from './request.ts';
 import { newErrorId, type ShapedResponse, sendError, sendJson, sendShaped, shapeResult } from './response.ts';
@@ -31,6 +31,11 @@ export interface PipelineEnv {
   channels: ChannelManager;
   log: Logger;
   invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<InvokeOutcome>;
+  /**
+   * Invoke and hand the outcome to `target`, synchronously when the result frame arrives (the
+   * invoker's own dispatch): the handler call of every request, with no promise or microtask hop.
+   */
+  dispatch(functionId: string, data: unknown, options: InvokeOptions, target: Settle): void;
   /** The observability module's tracer, when it runs (looked up per request: modules start in any order). */
   tracer(): EngineTracer | undefined;
 }
@@ -81,19 +86,10 @@ export async function serveTrigger(
       ['function_id', route.functionId],
     ],
   });
-  // one listener for everything that ends with the response: the span, and the channels once made
-  // (kept in variables, not a closure: under tsx every named closure costs a defineProperty)
-  let requestBodyChannel: string | undefined;
-  let responseChannel: ResponseChannel | undefined;
-  res.on('close', () => {
-    if (requestBodyChannel !== undefined) env.channels.readerGone(requestBodyChannel);
-    responseChannel?.abandon();
-    if (!span) return;
-    const status = res.statusCode;
-    span.setAttribute('http.response.status_code', status);
-    if (status >= 500) span.end({ error: { code: `HTTP_${status}`, message: `responded ${status}` } });
-    else span.end({ status: res.writableFinished ? 'ok' : 'unset' });
-  });
+  // everything that ends with the response (the span, the channels once made) is on one object,
+  // which the server's shared 'close' listener reaches: no closure or listener per request
+  const request = new TriggerRequest(env, res, span, route.functionId, deadline, timeoutMs);
+  (res as TrackedResponse)[TRIGGER_REQUEST] = request;
   const trace = { traceparent: span?.traceparent ?? headers.traceparent, baggage: headers.baggage };
 
   for (const functionId of env.globalMiddleware) {
@@ -165,33 +161,93 @@ export async function serveTrigger(
   const response = channels.create(64);
   const channel = new ResponseChannel(res, channels, response.reader.channel_id);
   channels.attachReader(response.reader.channel_id, response.reader.access_key, channel);
-  requestBodyChannel = requestBody.reader.channel_id;
-  responseChannel = channel;
+  request.requestBodyChannel = requestBody.reader.channel_id;
+  request.responseChannel = channel;
   payload.request_body = requestBody.reader;
   payload.response = response.writer;
 
   const invokeOptions = callOptions(trace, deadline);
   if (route.metadata) invokeOptions.metadata = route.metadata;
-  const outcome = await env.invoke(route.functionId, payload, invokeOptions);
-  if (channel.state !== 'pending' || res.writableEnded) {
-    // the channel won; a failed handler must not leave a stream open forever
-    if (!outcome.ok && channel.state === 'streaming') {
-      channel.abandon();
-      res.end();
+  env.dispatch(route.functionId, payload, invokeOptions, request);
+}
+
+const TRIGGER_REQUEST = Symbol('eng.http.triggerRequest');
+type TrackedResponse = ServerResponse & { [TRIGGER_REQUEST]?: TriggerRequest };
+
+/** Called by the server's shared 'close' listener of every response. */
+export function responseClosed(res: ServerResponse): void {
+  (res as TrackedResponse)[TRIGGER_REQUEST]?.closed();
+}
+
+/**
+ * One trigger request from its span to its response: the handler call's outcome arrives here
+ * (`settle`, called by the invoker as the result frame is read), and the response's close ends the
+ * span and frees the channels.
+ */
+class TriggerRequest implements Settle {
+  requestBodyChannel?: string;
+  responseChannel?: ResponseChannel;
+
+  constructor(
+    private readonly env: PipelineEnv,
+    private readonly res: ServerResponse,
+    private readonly span: EngineSpan | undefined,
+    private readonly functionId: string,
+    private readonly deadline: number,
+    private readonly timeoutMs: number,
+  ) {}
+
+  closed(): void {
+    if (this.requestBodyChannel !== undefined) this.env.channels.readerGone(this.requestBodyChannel);
+    this.responseChannel?.abandon();
+    const { span, res } = this;
+    if (!span) return;
+    const status = res.statusCode;
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) span.end({ error: { code: `HTTP_${status}`, message: `responded ${status}` } });
+    else span.end({ status: res.writableFinished ? 'ok' : 'unset' });
+  }
+
+  /** The handler's outcome. Runs inside the invoker's completion: it answers, it never throws. */
+  settle(outcome: InvokeOutcome): void {
+    try {
+      this.respond(outcome);
+    } catch (err) {
+      failRequest(this.env, this.res, err as Error);
     }
-    return;
   }
-  if (!outcome.ok) {
-    channel.abandon();
-    sendFailure(env, res, outcome.error, route.functionId);
-    return;
+
+  private respond(outcome: InvokeOutcome): void {
+    const { env, res } = this;
+    const channel = this.responseChannel as ResponseChannel;
+    if (channel.state !== 'pending' || res.writableEnded) {
+      // the channel won; a failed handler must not leave a stream open forever
+      if (!outcome.ok && channel.state === 'streaming') {
+        channel.abandon();
+        res.end();
+      }
+      return;
+    }
+    if (!outcome.ok) {
+      channel.abandon();
+      sendFailure(env, res, outcome.error, this.functionId);
+      return;
+    }
+    if (outcome.result !== undefined && outcome.result !== null) {
+      channel.abandon();
+      sendResult(env, res, outcome.result, this.functionId);
+      return;
+    }
+    awaitChannel(channel, res, this.deadline, this.timeoutMs).catch((err: Error) => failRequest(env, res, err));
   }
-  if (outcome.result !== undefined && outcome.result !== null) {
-    channel.abandon();
-    sendResult(env, res, outcome.result, route.functionId);
-    return;
-  }
-  await awaitChannel(channel, res, deadline, timeoutMs);
+}
+
+/** Something went wrong answering a request: a 500 naming it (or the end of a response already started). */
+export function failRequest(env: Pick<PipelineEnv, 'log'>, res: ServerResponse, err: Error): void {
+  const errorId = newErrorId();
+  env.log.error(`request failed: ${err.message}`, { error_id: errorId, stack: err.stack });
+  if (res.headersSent) res.end();
+  else sendError(res, 500, ErrorCode.InternalError, err.message, { error_id: errorId });
 }
 
 /**

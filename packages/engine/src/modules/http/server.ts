@@ -4,9 +4,9 @@ import { capConnections, defaultMaxConnections, headerDeadline } from '../../bus
 import type { Logger } from '../../log.ts';
 import type { HttpModuleConfig } from './config.ts';
 import { CorsPolicy } from './cors.ts';
-import { type PipelineEnv, serveTrigger, type TriggerRoute } from './pipeline.ts';
+import { failRequest, type PipelineEnv, responseClosed, serveTrigger, type TriggerRoute } from './pipeline.ts';
 import { PayloadTooLargeError, readBody } from './request.ts';
-import { newErrorId, sendError, sendJson, sendNotFound } from './response.ts';
+import { sendError, sendJson, sendNotFound } from './response.ts';
 import { HTTP_METHODS, type HttpMethod, Router } from './router.ts';
 
 export interface HttpAddress {
@@ -45,10 +45,8 @@ export class HttpServer {
   private readonly env: PipelineEnv;
   private active = 0;
   private readonly waiting: Array<() => void> = [];
-  private readonly released = () => {
-    this.active--;
-    this.waiting.shift()?.();
-  };
+  /** Every response's one 'close' listener (called with the response as `this`). */
+  private readonly released: (this: ServerResponse) => void;
 
   constructor(
     private readonly config: HttpModuleConfig,
@@ -61,6 +59,12 @@ export class HttpServer {
       .sort((a, b) => a.priority - b.priority)
       .map((m) => m.function_id);
     this.env = { ...env, config, globalMiddleware };
+    const server = this;
+    this.released = function (this: ServerResponse) {
+      server.active--;
+      responseClosed(this);
+      server.waiting.shift()?.();
+    };
   }
 
   async listen(): Promise<HttpAddress> {
@@ -192,9 +196,6 @@ export class HttpServer {
       sendError(res, 413, ErrorCode.PayloadTooLarge, err.message);
       return;
     }
-    const errorId = newErrorId();
-    this.log.error(`request failed: ${err.message}`, { error_id: errorId, stack: err.stack });
-    if (res.headersSent) res.end();
-    else sendError(res, 500, ErrorCode.InternalError, err.message, { error_id: errorId });
+    failRequest(this.env, res, err);
   }
 }
