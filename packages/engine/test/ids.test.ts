@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newUuid } from '../src/core/ids.ts';
+import { newAccessKey, newUuid } from '../src/core/ids.ts';
 
 // invocation and channel ids: workers (iii-sdk included) and the engine's own result check expect
 // RFC 9562 version 4 UUIDs in lower case, and an id must never repeat while its call is pending
@@ -30,5 +30,17 @@ describe('newUuid', () => {
       else if (p === 19) expect(digits[p]?.size).toBe(4);
       else expect(digits[p]?.size).toBe(16);
     }
+  });
+
+  it('makes channel access keys of 24 random bytes, none repeated across pool refills', () => {
+    // a key is all that stands between a channel and any process on the machine that learns its id
+    const seen = new Set<string>();
+    for (let i = 0; i < 1_000; i++) {
+      const key = newAccessKey();
+      expect(key).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      expect(Buffer.from(key, 'base64url').length).toBe(24);
+      seen.add(key);
+    }
+    expect(seen.size).toBe(1_000);
   });
 });

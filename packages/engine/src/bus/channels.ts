@@ -1,6 +1,5 @@
-import { randomFillSync } from 'node:crypto';
 import type { ChannelRef } from '@eng/protocol';
-import { newUuid } from '../core/ids.ts';
+import { newAccessKey, newUuid } from '../core/ids.ts';
 import type { Logger } from '../log.ts';
 
 // spec: engine-protocol §2.11 — byte/text channels between two parties, relayed frame by frame.
@@ -49,21 +48,6 @@ interface Channel {
 const READER_HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
 const SWEEP_AFTER_MS = 5 * 60_000;
-
-// Access keys come from a pooled CSPRNG buffer (as Node pools randomUUID): the HTTP module makes
-// two channels per request, and one randomBytes call per key showed up as ~9% of its CPU.
-const KEY_BYTES = 24;
-const keyPool = Buffer.alloc(KEY_BYTES * 128);
-let keyOffset = keyPool.length;
-function newAccessKey(): string {
-  if (keyOffset === keyPool.length) {
-    randomFillSync(keyPool);
-    keyOffset = 0;
-  }
-  const key = keyPool.toString('base64url', keyOffset, keyOffset + KEY_BYTES);
-  keyOffset += KEY_BYTES;
-  return key;
-}
 
 export class ChannelManager {
   private readonly channels = new Map<string, Channel>();
