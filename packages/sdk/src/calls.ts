@@ -8,6 +8,8 @@ interface PendingCall {
   resolve(value: unknown): void;
   reject(error: EngError): void;
   timer: ReturnType<typeof setTimeout>;
+  /** Written to an open socket (false while it waits in the outbox). */
+  sent: boolean;
 }
 
 /** A frame waiting for the socket; sync calls carry their id so settled ones are skipped. */
@@ -54,8 +56,9 @@ export class Calls {
         },
         Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS),
       );
-      this.pending.set(invocationId, { resolve: resolve as (value: unknown) => void, reject, timer });
-      this.sendOrQueue({ text, invocationId });
+      const call: PendingCall = { resolve: resolve as (value: unknown) => void, reject, timer, sent: false };
+      this.pending.set(invocationId, call);
+      call.sent = this.sendOrQueue({ text, invocationId });
     });
   }
 
@@ -73,8 +76,25 @@ export class Calls {
     const queued = this.outbox;
     this.outbox = [];
     for (const frame of queued) {
-      if (frame.invocationId && !this.pending.has(frame.invocationId)) continue;
-      this.transport.sendText(frame.text);
+      const call = frame.invocationId ? this.pending.get(frame.invocationId) : undefined;
+      if (frame.invocationId && !call) continue;
+      const written = this.transport.sendText(frame.text);
+      if (call) call.sent = written;
+    }
+  }
+
+  /**
+   * The socket closed. A call already written to it can no longer be answered: the engine halts
+   * the work a closed connection initiated (spec §2.8 step 2), and a result would have nowhere to
+   * go. It fails now with `invocation_stopped` instead of waiting out its timeout (the iii SDK's
+   * TIMEOUT, §2.9); calls still queued wait for the next open.
+   */
+  connectionClosed(): void {
+    for (const [id, call] of this.pending) {
+      if (!call.sent) continue;
+      this.pending.delete(id);
+      clearTimeout(call.timer);
+      call.reject(new EngError(ErrorCode.InvocationStopped, 'the connection to the engine closed before the result arrived'));
     }
   }
 
@@ -88,8 +108,9 @@ export class Calls {
     this.outbox = [];
   }
 
-  private sendOrQueue(frame: QueuedFrame): void {
-    if (this.transport.sendText(frame.text)) return;
+  /** True when written now; false when queued for the next open. */
+  private sendOrQueue(frame: QueuedFrame): boolean {
+    if (this.transport.sendText(frame.text)) return true;
     if (this.outbox.length >= MAX_QUEUED_FRAMES) {
       const dropped = this.outbox.shift() as QueuedFrame;
       if (this.droppedFrames++ % 1000 === 0) this.logger.warn(`engine unreachable: ${MAX_QUEUED_FRAMES} calls queued, dropping the oldest`);
@@ -101,5 +122,6 @@ export class Calls {
       }
     }
     this.outbox.push(frame);
+    return false;
   }
 }

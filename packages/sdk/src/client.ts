@@ -436,6 +436,7 @@ export class EngClient {
 
   private onClosed(code: number, reason: string, wasOpen: boolean): void {
     this.currentWorkerId = undefined;
+    this.calls.connectionClosed();
     // spec §2.8: the engine unbinds everything this connection provided; our providers follow suit
     // and get every binding again once the type is replayed on the next open
     void this.inbound.dropBindings();

@@ -92,6 +92,35 @@ describe('reconnecting', () => {
     expect(functions.map((f) => f.function_id)).toContain('engine::functions::list');
   });
 
+  it('fails a call already sent when the connection dies, at once and with invocation_stopped, not at its timeout', async () => {
+    const slow = client(engine.busUrl, { reconnect: fastReconnect });
+    const started = deferred();
+    slow.registerFunction('sdk::never-answers', () => {
+      started.resolve();
+      return new Promise(() => undefined);
+    });
+    await slow.ready();
+    const caller = client(engine.busUrl, { reconnect: fastReconnect });
+    await caller.ready();
+    await functionListed(caller, 'sdk::never-answers');
+    const pending = caller.call('sdk::never-answers', {}, { timeoutMs: 30_000 });
+    const outcome = pending.then(
+      () => ({ code: 'resolved', at: Date.now() }),
+      (err: { code: string; message: string }) => ({ code: err.code, message: err.message, at: Date.now() }),
+    );
+    await started.promise;
+    const killedAt = Date.now();
+    await engine.kill();
+    const result = await outcome;
+    expect(result).toMatchObject({ code: 'invocation_stopped', message: 'the connection to the engine closed before the result arrived' });
+    expect(result.at - killedAt).toBeLessThan(5_000);
+
+    // a call made while it is down still waits for the next open and is answered then
+    const queued = caller.call<{ functions: unknown[] }>('engine::functions::list', {}, { timeoutMs: 30_000 });
+    await engine.restart();
+    expect(Array.isArray((await queued).functions)).toBe(true);
+  });
+
   it('replays what was registered during the outage, not what was unregistered, and never sends calls that timed out', async () => {
     const worker = client(engine.busUrl, { reconnect: fastReconnect });
     const gone = worker.registerFunction('sdk::gone', () => 'should not exist');
