@@ -220,9 +220,17 @@ export class FrameBudget {
         this.refuse(ws, socket, pending);
       }
     });
+    // control frames (ping, pong) may come between the fragments of a message: each releases only
+    // its own bytes (a client frame is masked: 2 header bytes, a 4-byte key, at most 125 of payload),
+    // or a peer could keep a large fragmented frame out of the budget by pinging between fragments
+    const control = (data: Buffer) => {
+      const own = Math.min(pending, 6 + data.length);
+      pending -= own;
+      this.total -= own;
+    };
     ws.on('message', release);
-    ws.on('ping', release);
-    ws.on('pong', release);
+    ws.on('ping', control);
+    ws.on('pong', control);
     ws.once('close', release);
   }
 
