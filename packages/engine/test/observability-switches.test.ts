@@ -95,6 +95,25 @@ describe('enabled: false', () => {
     expect(health.components.logs.details).toMatchObject({ stored_logs: 0, received: 0 });
     expect(health.components.metrics.details).toMatchObject({ sdk_points: 0, invocations_total: 0 });
   });
+
+  it('an HTTP request hands the handler the caller’s trace context unchanged, sampled or not, and none when it brought none', async () => {
+    const { invokes, worker } = await autoExecutor(() => raw.open(engine.busUrl), client, 'off::http');
+    await bind(worker, client, {
+      id: 'off-http',
+      trigger_type: 'http',
+      function_id: 'off::http',
+      config: { api_path: 'off/http', http_method: 'GET' },
+    });
+    const sampled = `00-${hex(16)}-${hex(8)}-01`;
+    const unsampled = `00-${hex(16)}-${hex(8)}-00`;
+    for (const traceparent of [undefined, sampled, unsampled]) {
+      const headers: Record<string, string> = traceparent ? { traceparent } : {};
+      await fetch(`${httpUrl}/off/http`, { headers }).then((r) => r.arrayBuffer());
+    }
+    // a disabled engine opens no span, so it must not replace the context (a new span id, flags 00)
+    // and turn off the tracing of the user's own workers
+    expect(invokes.map((f) => f.traceparent)).toEqual([undefined, sampled, unsampled]);
+  });
 });
 
 describe('log and trace triggers, health', () => {

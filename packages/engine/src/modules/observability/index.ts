@@ -170,7 +170,10 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
 
       const tracer = new Tracer(config, (span) => collector.addSpan(span));
       cleanups.push(() => tracer.stop());
-      ctx.services.set(ObservabilityService.Tracer, tracer);
+      // disabled, the engine opens no spans at all: HTTP, cron and state triggers then pass the
+      // caller's trace context through as it came (an unsampled span of ours would replace it with
+      // flags 00 and switch off the tracing of the user's own workers)
+      if (config.enabled) ctx.services.set(ObservabilityService.Tracer, tracer);
 
       const metrics = new EngineMetrics((id) => ctx.core.functions.get(id)?.metadata?.internal === true);
       // enabled: false collects nothing, engine metrics included (metrics::list then reports zeros)
