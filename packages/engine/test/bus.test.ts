@@ -196,7 +196,9 @@ describe('worker bus: invocation routing', () => {
     await register(first, 'bus::owned');
     await register(second, 'bus::owned');
     first.send({ type: 'unregisterfunction', id: 'bus::owned' }); // no longer the owner: ignored
-    await new Promise((r) => setTimeout(r, 30));
+    // a connection's frames are handled in order: its pong proves the unregister was handled
+    first.send({ type: 'ping' });
+    await first.next((f) => f.type === 'pong', 30_000);
     const pending = caller.call('bus::owned', {});
     const call = await second.next((f) => f.type === 'invokefunction' && f.function_id === 'bus::owned');
     second.send({ type: 'invocationresult', invocation_id: call.invocation_id, result: 'second' });
@@ -528,8 +530,10 @@ describe('custom trigger types', () => {
     const consumer = await worker();
     consumer.send({ type: 'registerfunction', id: 'bus::later' });
     consumer.send({ type: 'registertrigger', id: 'p1', trigger_type: 'tt.later', function_id: 'bus::later', config: { a: 1 } });
-    await new Promise((r) => setTimeout(r, 50));
-    let listed = await consumer.result('engine::registered-triggers::list', { trigger_type: 'tt.later' });
+    let listed = await waitFor(async () => {
+      const list = await consumer.result('engine::registered-triggers::list', { trigger_type: 'tt.later' });
+      return list.registered_triggers.length ? list : undefined;
+    }, 30_000);
     expect(listed.registered_triggers[0]).toMatchObject({ id: 'p1', status: 'inactive' });
     expect(consumer.frames.find((f) => f.type === 'triggerregistrationresult')).toBeUndefined();
 
@@ -550,7 +554,8 @@ describe('custom trigger types', () => {
     const provider = await worker();
     const consumer = await worker();
     provider.send({ type: 'registertriggertype', id: 'tt.gone' });
-    await new Promise((r) => setTimeout(r, 30));
+    provider.send({ type: 'ping' }); // its pong proves the trigger type is registered
+    await provider.next((f) => f.type === 'pong', 30_000);
     consumer.send({ type: 'registertrigger', id: 'g1', trigger_type: 'tt.gone', function_id: 'x::y', config: {} });
     await provider.next((f) => f.type === 'registertrigger' && f.id === 'g1');
     await consumer.terminate();
@@ -561,7 +566,8 @@ describe('custom trigger types', () => {
     const provider = await worker();
     const caller = await worker();
     provider.send({ type: 'registertriggertype', id: 'tt.owned' });
-    await new Promise((r) => setTimeout(r, 30));
+    provider.send({ type: 'ping' }); // its pong proves the trigger type is registered
+    await provider.next((f) => f.type === 'pong', 30_000);
     const pending = caller.call('engine::register_trigger', { trigger_type: 'tt.owned', function_id: 'x::z', config: { k: 'v' } });
     const delivered = await provider.next((f) => f.type === 'registertrigger' && f.trigger_type === 'tt.owned');
     provider.send({ type: 'triggerregistrationresult', id: delivered.id, error: { code: 'trigger_registration_failed', message: 'nope' } });
@@ -591,7 +597,7 @@ describe('introspection', () => {
       request_format: { type: 'object', properties: { a: { type: 'number' } } },
       metadata: { 'mcp.expose': true, 'mcp.tier': 'ops', nested: { deep: [1, 2] } },
     });
-    await new Promise((r) => setTimeout(r, 30));
+    // frames of one connection are handled in order: the list call below sees the registration
     const { functions } = await w.result<{ functions: any[] }>('engine::functions::list');
     const fn = functions.find((f) => f.function_id === 'intro::exposed');
     expect(fn).toMatchObject({
@@ -662,7 +668,11 @@ describe('introspection', () => {
       function_id: 'watch::functions',
       config: {},
     });
-    await new Promise((r) => setTimeout(r, 400));
+    // both bindings are active (their module holds them) before the newcomer connects
+    await waitFor(async () => {
+      const { registered_triggers } = await watcher.result('engine::registered-triggers::list', {});
+      return ['w-av', 'f-av'].every((id) => registered_triggers.some((t: any) => t.id === id && t.status === 'active'));
+    }, 30_000);
     watcher.frames.length = 0;
     const newcomer = await worker();
     const connected = await watcher.next(
@@ -761,7 +771,7 @@ describe('channels', () => {
     const ws = new WebSocket(`${base}&dir=write`);
     await new Promise((r) => ws.once('open', r));
     ws.send('part 1');
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => frames.length === 1, 30_000); // the engine has relayed it
     ws.terminate(); // no close frame: the writer crashed
     expect(await closed).toBe(1011);
     expect(frames).toEqual(['part 1']);

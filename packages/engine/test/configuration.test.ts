@@ -288,10 +288,16 @@ describe('secrets in logs and traces', () => {
     // a bad set quoting nothing of the value
     const err = await failure(call('configuration::set', { id: 'llm-router', value: { default_provider: 'x', proxy_password: SECRET2 } }));
     expect(err.message).not.toContain(SECRET2);
-    await new Promise((r) => setTimeout(r, 600)); // the SDK ships spans every 100 ms
-    const listed = await call('engine::traces::list', { include_internal: true, limit: 1000 });
-    const traceIds = new Set<string>((listed.traces ?? listed.spans).map((t: { trace_id: string }) => t.trace_id));
-    const spans = await Promise.all([...traceIds].map((trace_id) => call('engine::traces::spans', { trace_id })));
+    // the SDK ships spans every 100 ms: what it ships within a few intervals is searched for the secrets below
+    await new Promise((r) => setTimeout(r, 600));
+    // the calls above were traced; the SDK's handler spans may still be on their way on a loaded machine
+    const spans = await waitFor(async () => {
+      const listed = await call('engine::traces::list', { include_internal: true, limit: 1000 });
+      const traceIds = new Set<string>((listed.traces ?? listed.spans).map((t: { trace_id: string }) => t.trace_id));
+      const all = await Promise.all([...traceIds].map((trace_id) => call('engine::traces::spans', { trace_id })));
+      const text = JSON.stringify(all);
+      return ['configuration::set', 'eng.invocation.input', 'signing_material'].every((s) => text.includes(s)) ? all : null;
+    }, 30_000);
     // the calls above were traced: configuration::set spans and the SDK's handler spans with payloads
     expect(JSON.stringify(spans)).toContain('configuration::set');
     expect(JSON.stringify(spans)).toContain('eng.invocation.input');

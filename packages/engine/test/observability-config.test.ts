@@ -103,7 +103,13 @@ describe('persist: true', () => {
       frame('LOGS', logsRequest([{ timeMs: now, severity: 9, body: 'persisted log', service: 'svc-persist', traceId }])),
     ]);
     let client = await rawWorker(engine);
-    await waitFor(async () => (await client.result<{ total: number }>('engine::traces::list', { trace_id: traceId })).total === 1);
+    // both records are in the engine's stores before it stops; its graceful stop writes out the last batch
+    await waitFor(
+      async () =>
+        (await client.result<{ total: number }>('engine::traces::list', { trace_id: traceId })).total === 1 &&
+        (await client.result<{ total: number }>('engine::logs::list', { trace_id: traceId })).total === 1,
+      30_000,
+    );
     otel.terminate();
     await new Promise((r) => setTimeout(r, 700)); // one batch interval
     await engine.restart();

@@ -172,14 +172,21 @@ describe('exporter: both with the collector down', () => {
       await new Promise((r) => setTimeout(r, 550));
     }
     expect(invokes).toHaveLength(100);
-    const stored = await client.result<{ total: number }>('engine::traces::list', { name: 'call down::work' });
+    const stored = await waitFor(async () => {
+      const r = await client.result<{ total: number }>('engine::traces::list', { name: 'call down::work' });
+      return r.total >= 100 ? r : null;
+    }, 30_000);
     expect(stored.total).toBe(100);
-    expect((await client.result<{ total: number }>('engine::logs::list', { search: tag })).total).toBe(5);
+    const logged = await waitFor(async () => {
+      const r = await client.result<{ total: number }>('engine::logs::list', { search: tag });
+      return r.total >= 5 ? r : null;
+    }, 30_000);
+    expect(logged.total).toBe(5);
 
     const health = await waitFor(async () => {
       const h = await client.result<any>('engine::health::check', {});
       return h.components.otel.details.spans.failures >= 2 && h.components.otel.details.spans.dropped >= 100 ? h : null;
-    }, 5000);
+    }, 30_000);
     expect(health.status).toBe('healthy');
     expect(health.components.otel.details.spans.dropped).toBeGreaterThanOrEqual(100);
     expect(health.components.otel.details.spans.sent).toBe(0);
@@ -198,9 +205,9 @@ describe('exporter: both with the collector down', () => {
     const { invokes } = await autoExecutor(() => raw.open(engine.busUrl), client, 'down::later');
     expect((await client.call('down::later', {})).error).toBeUndefined();
     const traceId = String(invokes[0]?.traceparent).split('-')[1];
-    await waitFor(() => exportedSpans(sink as Sink).some((s) => s.traceId === traceId), 5000, 50);
+    await waitFor(() => exportedSpans(sink as Sink).some((s) => s.traceId === traceId), 30_000, 50);
     const recovered = `OTLP export to http://127.0.0.1:${port}/v1/traces works again`;
-    await waitFor(() => engine.logs().includes(recovered));
+    await waitFor(() => engine.logs().includes(recovered), 30_000);
     expect(engine.logs().split(recovered)).toHaveLength(2);
   });
 });

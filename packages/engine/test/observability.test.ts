@@ -345,14 +345,18 @@ describe('the trace trigger type', () => {
       function_id: 'obs::on_trace',
       config: { service_name: 'svc-b' },
     });
-    await new Promise((r) => setTimeout(r, 100));
+    // the binding is active before the trace it must report is made
+    await waitFor(async () => {
+      const list = await call<{ registered_triggers: Array<{ id: string; status?: string }> }>('engine::registered-triggers::list', {});
+      return list.registered_triggers.some((t) => t.id === 'trace-b' && t.status === 'active');
+    }, 30_000);
     const traceId = await newTraceWith('execute chain::b', async () => {
       const res = await fetch(`${httpUrl}/chain/trigger-me`);
       expect(res.status).toBe(200);
     });
     const tick = await listener.next(
       (f) => f.type === 'invokefunction' && f.function_id === 'obs::on_trace' && (f.data as any).trace_ids.includes(traceId),
-      5000,
+      30_000,
     );
     expect((tick.data as { trace_ids: string[] }).trace_ids.length).toBeGreaterThanOrEqual(1);
     // the delivery itself is not traced (no feedback loop): no trace holds obs::on_trace

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type EngineProcess, startEngine } from '../../../test/harness.ts';
+import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
 import { engSdk, type KvClient } from './kv-clients.ts';
 
 const IN_FLIGHT = 100;
@@ -44,7 +44,8 @@ describe('file_based state survives kill -9', () => {
     // keep writing and pull the plug while ~100 writes are in flight
     let killed = false;
     const writing = writeKeys(client, 10_000, 1_000_000, acked, () => killed);
-    await new Promise((r) => setTimeout(r, 300));
+    // some writes of this second run are acknowledged, the next ones in flight, when the plug is pulled
+    await waitFor(() => acked.size > 10_000 + IN_FLIGHT, 30_000);
     const ackedBeforeKill = acked.size;
     await engine.kill('SIGKILL');
     killed = true;
