@@ -113,7 +113,7 @@ function rawMcp(args: string[]): RawMcp {
     stdout: () => stdout,
     stderr: () => stderr,
     send: (message) => child.stdin?.write(`${JSON.stringify(message)}\n`),
-    response: (id, timeoutMs = 10_000) => waitFor(() => messages().find((m) => m.id === id), timeoutMs),
+    response: (id, timeoutMs = 30_000) => waitFor(() => messages().find((m) => m.id === id), timeoutMs),
     async end() {
       child.stdin?.end();
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -162,7 +162,9 @@ async function session(extraArgs: string[]): Promise<RawMcp> {
     });
     expect((await mcp.response(1)).result.serverInfo.name).toBe('eng-mcp');
     mcp.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    await new Promise((r) => setTimeout(r, 800)); // a few reconnect attempts against the closed port
+    // a few reconnect attempts against the closed port (with --debug, wait until one is logged)
+    await new Promise((r) => setTimeout(r, 800));
+    if (extraArgs.includes('--debug')) await waitFor(() => /eng-mcp: sdk: reconnecting in \d+ms/.test(mcp.stderr()), 30_000);
 
     engine = await startEngine({
       configYaml: `workers:\n  - name: eng-worker-manager\n    config:\n      port: ${port}\n  - name: eng-engine-functions\n    config:\n      functions_debounce_ms: 50\n`,
@@ -176,7 +178,7 @@ async function session(extraArgs: string[]): Promise<RawMcp> {
       mcp.send({ jsonrpc: '2.0', id: requestId, method: 'tools/list' });
       const listed = await mcp.response(requestId);
       return listed.result.tools.some((t: { name: string }) => t.name === 'dbg__echo');
-    }, 15_000);
+    }, 30_000);
     mcp.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'dbg__echo', arguments: { n: 1 } } });
     expect(JSON.parse((await mcp.response(2)).result.content[0].text)).toMatchObject({ echoed: { n: 1 } });
 

@@ -5,8 +5,10 @@
  * answer (no hang, no reset, no 5xx from a crash), eng-mcp must stay up, and a real MCP client must
  * still initialize and list tools afterwards. Seeded: FUZZ_SEED=<n> replays a run.
  */
+
+import { connect } from '@eng/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineProcess } from '../../../test/harness.ts';
+import { type EngineProcess, waitFor } from '../../../test/harness.ts';
 import { demoWorker, type HttpMcp, httpClient, httpMcp, startMcpEngine } from './helpers.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 32));
@@ -376,7 +378,7 @@ describe('POST /mcp under fuzzing', () => {
         method: 'POST',
         headers: session,
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(5000),
+        signal: AbortSignal.timeout(30_000),
       });
       return { status: res.status, body: await res.json() };
     };
@@ -397,15 +399,46 @@ describe('POST /mcp under fuzzing', () => {
       expect(body.error.code).toBe(-32600);
       expect(body.error.message).toContain('progressToken');
     }
-    // an id still pending in the session: the second request is refused, the first still answered
-    const slow = post({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'demo__slow', arguments: { ms: 1500 } } });
-    await new Promise((r) => setTimeout(r, 300));
-    const dup = await post({ jsonrpc: '2.0', id: 'dup', method: 'ping' });
-    expect(dup.status).toBe(400);
-    expect(dup.body).toMatchObject({ id: 'dup', error: { code: -32600, message: expect.stringContaining('already in use') } });
-    const first = await slow;
-    expect(first.status).toBe(200);
-    expect(first.body.result.content[0].text).toContain('1500');
+    // an id still pending in the session: the second request is refused, the first still answered.
+    // The first call is held in its handler until the second is answered (no race with a sleep)
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    const gate = connect(engine.busUrl, { name: 'fuzz-gate', logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    gate.registerFunction(
+      'fuzz::gated',
+      async () => {
+        started();
+        await released;
+        return { released: true };
+      },
+      { metadata: { 'mcp.expose': true } },
+    );
+    try {
+      await gate.ready({ timeoutMs: 30_000 });
+      let listId = 0;
+      await waitFor(async () => {
+        const listed = await post({ jsonrpc: '2.0', id: `list-${listId++}`, method: 'tools/list' });
+        return listed.body.result?.tools.some((t: { name: string }) => t.name === 'fuzz__gated');
+      }, 30_000);
+      const slow = post({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'fuzz__gated', arguments: {} } });
+      await running;
+      const dup = await post({ jsonrpc: '2.0', id: 'dup', method: 'ping' });
+      expect(dup.status).toBe(400);
+      expect(dup.body).toMatchObject({ id: 'dup', error: { code: -32600, message: expect.stringContaining('already in use') } });
+      release();
+      const first = await slow;
+      expect(first.status).toBe(200);
+      expect(first.body.result.content[0].text).toContain('released');
+    } finally {
+      release();
+      await gate.close();
+    }
     // once answered, the id may be used again
     expect((await post({ jsonrpc: '2.0', id: 'dup', method: 'ping' })).status).toBe(200);
   });

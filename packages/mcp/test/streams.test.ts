@@ -399,8 +399,10 @@ describe('with the MCP SDK client', () => {
   it('a call cancelled while its function waits for the client: the request to the client is cancelled, the function told so', async () => {
     const client = await httpClient(server.url, { capabilities: { elicitation: {} } });
     const cancelledAtClient: unknown[] = [];
+    let elicited = false;
     try {
       client.setRequestHandler(ElicitRequestSchema, (_request, extra) => {
+        elicited = true;
         // a user who never answers; the SDK aborts this handler when eng-mcp cancels the request
         return new Promise((_resolve, reject) => {
           extra.signal.addEventListener('abort', () => {
@@ -411,15 +413,16 @@ describe('with the MCP SDK client', () => {
       });
       const controller = new AbortController();
       const pending = client.callTool({ name: 'streams__ask', arguments: {} }, undefined, { signal: controller.signal });
-      await sleep(500);
+      // cancelled while the function waits for the client: its request has reached the client
+      await waitFor(() => elicited, 30_000);
       controller.abort();
       await expect(pending).rejects.toThrow();
-      await waitFor(() => asked.some((a) => a.code === 'CANCELLED'), 5000);
+      await waitFor(() => asked.some((a) => a.code === 'CANCELLED'), 30_000);
       expect(asked.find((a) => a.code === 'CANCELLED')).toEqual({
         code: 'CANCELLED',
         error: 'the client cancelled the tool call while it was asked for elicitation/create',
       });
-      await waitFor(() => cancelledAtClient.length === 1, 5000);
+      await waitFor(() => cancelledAtClient.length === 1, 30_000);
       expect(await client.ping()).toEqual({});
     } finally {
       await client.close();
