@@ -209,7 +209,13 @@ describe.each(SDKS)('HTTP-invoked functions with %s', (_label, sdk) => {
     await registered(caller, idB);
     const triggerA = owner.registerTrigger({ type: 'durable:subscriber', function_id: idA, config: { topic: topicA } });
     const triggerB = owner.registerTrigger({ type: 'durable:subscriber', function_id: idB, config: { topic: topicB } });
-    await sleep(200);
+    // both subscribers are bound before anything is published
+    await waitFor(async () => {
+      const { registered_triggers } = (await caller.trigger({ function_id: 'engine::registered-triggers::list', payload: {} })) as {
+        registered_triggers: Array<{ function_id: string; status?: string }>;
+      };
+      return [idA, idB].every((id) => registered_triggers.some((t) => t.function_id === id && t.status === 'active'));
+    }, 30_000);
     await caller.trigger({ function_id: 'iii::durable::publish', payload: { topic: topicA, data: { source: 'topic-a', value: 1 } } });
     await caller.trigger({ function_id: 'iii::durable::publish', payload: { topic: topicB, data: { source: 'topic-b', value: 2 } } });
     const [a, b] = await Promise.all([receiver.next('/multi-a'), receiver.next('/multi-b')]);

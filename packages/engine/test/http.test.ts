@@ -216,7 +216,11 @@ describe('http trigger: requests', () => {
       function_id: 'raw::payload',
       config: { api_path: '/raw/:x', http_method: 'POST' },
     });
-    await sleep(100);
+    // the route is bound before the request is sent
+    await waitFor(async () => {
+      const list = await raw.result('engine::registered-triggers::list', {});
+      return list.registered_triggers.some((t: { id: string; status?: string }) => t.id === 'raw-route' && t.status === 'active');
+    }, 30_000);
     const pending = fetch(`${base}/raw/7?a=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"k":true}' });
     const frame = await raw.next((f) => f.type === 'invokefunction' && f.function_id === 'raw::payload');
     const data = frame.data as Record<string, any>;

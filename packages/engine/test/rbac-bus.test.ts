@@ -256,11 +256,14 @@ describe.each(SDKS)('RBAC bus with %s', (_label, connect) => {
         context: { user_id: 'user-1' },
       });
       expect(hookCalls.fn?.map((c) => c.function_id).sort()).toEqual(['allowed::fn', 'denied::blocked-fn']);
-      await sleep(100);
-      const { functions } = (await trusted.trigger({ function_id: 'engine::functions::list', payload: {} })) as {
-        functions: Array<{ function_id: string }>;
-      };
-      const ids = functions.map((f) => f.function_id);
+      // the allowed registration completes after its hook answered
+      const ids = await waitFor(async () => {
+        const { functions } = (await trusted.trigger({ function_id: 'engine::functions::list', payload: {} })) as {
+          functions: Array<{ function_id: string }>;
+        };
+        const listed = functions.map((f) => f.function_id);
+        return listed.includes('allowed::fn') ? listed : null;
+      }, 30_000);
       expect(ids).toContain('allowed::fn');
       expect(ids).not.toContain('denied::blocked-fn');
       const { triggers } = (await trusted.trigger({ function_id: 'engine::triggers::list', payload: { include_internal: true } })) as {
