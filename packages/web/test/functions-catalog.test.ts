@@ -1,6 +1,6 @@
 import { connect, type EngClient } from '@eng/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineProcess, startEngine } from '../../../test/harness.ts';
+import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
 import {
   createFunctionCatalog,
   DEFAULT_FUNCTIONS_LIST_CACHE_MS,
@@ -45,8 +45,11 @@ describe('function catalog cache', () => {
 
   it('serves the cached list within the TTL, refetches after it, and shares one fetch', async () => {
     let fetches = 0;
+    // the catalog's own clock, moved by hand: a loaded machine cannot stretch 200 ms past the TTL
+    let clock = Date.now();
     const catalog = createFunctionCatalog({
       ttlMs: 800,
+      now: () => clock,
       fetch: () => {
         fetches++;
         return fetchCatalogEntries((id, payload) => caller.call(id, payload));
@@ -58,12 +61,17 @@ describe('function catalog cache', () => {
     expect(a).toContainEqual({ function_id: 'orders::create', description: 'Create an order' });
 
     app.registerFunction('orders::refund', () => null);
-    await new Promise((r) => setTimeout(r, 200));
+    // the engine lists the new function before the cache is asked again
+    await waitFor(async () => {
+      const { functions } = await caller.call<{ functions: Array<{ function_id: string }> }>('engine::functions::list', {});
+      return functions.some((f) => f.function_id === 'orders::refund');
+    }, 30_000);
+    clock += 200;
     const cached = await catalog.get();
     expect(fetches).toBe(1);
     expect(cached.map((e) => e.function_id)).not.toContain('orders::refund');
 
-    await new Promise((r) => setTimeout(r, 800));
+    clock += 800;
     const fresh = await catalog.get();
     expect(fetches).toBe(2);
     expect(fresh.map((e) => e.function_id)).toContain('orders::refund');
