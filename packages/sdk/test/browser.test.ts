@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { connect as connectBrowser, type EngClient } from '@eng/sdk/browser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineProcess, startEngine } from '../../../test/harness.ts';
+import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
 import { client, closeClients, functionListed, quietLogger, recordingWebSocket } from './helpers.ts';
 
 // The browser entry runs here on `ws` driven through the standard WebSocket API (onopen,
@@ -46,11 +46,14 @@ describe('browser entry', () => {
 
   it('keeps alive with app-level ping messages instead of control frames', async () => {
     const sent: string[] = [];
-    const page = browserClient(sent, 100);
+    // every 500 ms: the client gives up after 3 silent intervals, and 300 ms (at 100 ms) is within
+    // one scheduling stall of a loaded CI machine, which dropped a healthy connection with 1006
+    const page = browserClient(sent, 500);
     const drops: number[] = [];
     page.on('disconnected', ({ code }) => drops.push(code));
     await page.ready();
-    await new Promise((r) => setTimeout(r, 1000));
+    // five pings (at least 2 s) with no drop
+    await waitFor(() => sent.filter((t) => t === '{"type":"ping"}').length >= 5, 30_000);
     expect(drops).toEqual([]);
     expect(sent.filter((t) => t === '{"type":"ping"}').length).toBeGreaterThanOrEqual(5);
   });
