@@ -57,8 +57,9 @@ export class RawClient {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
-  /** The first frame (already received or future) matching `match`. */
-  next(match: (f: RawFrame) => boolean, timeoutMs = 5000): Promise<RawFrame> {
+  /** The first frame (already received or future) matching `match`; the default wait is long because a
+   * loaded CI machine can take seconds, and tests that expect no frame pass their own short timeout. */
+  next(match: (f: RawFrame) => boolean, timeoutMs = 15_000): Promise<RawFrame> {
     const existing = this.frames.find(match);
     if (existing) {
       this.frames.splice(this.frames.indexOf(existing), 1);
@@ -80,7 +81,7 @@ export class RawClient {
 
   /** Invoke a function and wait for its result frame. */
   /** `timeoutMs`: how long to wait for the result (large payloads on a loaded machine take seconds). */
-  async call(functionId: string, data: unknown = {}, extra: Record<string, unknown> = {}, timeoutMs = 5000): Promise<RawFrame> {
+  async call(functionId: string, data: unknown = {}, extra: Record<string, unknown> = {}, timeoutMs = 15_000): Promise<RawFrame> {
     const invocationId = crypto.randomUUID();
     this.send({ type: 'invokefunction', invocation_id: invocationId, function_id: functionId, data, ...extra });
     return this.next((f) => f.type === 'invocationresult' && f.invocation_id === invocationId, timeoutMs);
