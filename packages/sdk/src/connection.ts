@@ -39,7 +39,10 @@ export class Connection {
   private reconnectTimer?: ReturnType<typeof setTimeout>;
   private heartbeatTimer?: ReturnType<typeof setInterval>;
   private idleTimer?: ReturnType<typeof setTimeout>;
+  private idleLater?: unknown;
   private lastActivity = 0;
+  /** When the first ping after the last inbound frame went out (0: none outstanding). */
+  private unansweredSince = 0;
   private closing?: Promise<void>;
   private readonly closeWaiters: (() => void)[] = [];
 
@@ -127,6 +130,7 @@ export class Connection {
       },
       onActivity: () => {
         this.lastActivity = Date.now();
+        this.unansweredSince = 0;
       },
       onError: (err) => {
         if (!live()) return;
@@ -214,16 +218,37 @@ export class Connection {
     const interval = this.settings.heartbeatMs;
     if (interval <= 0) return;
     this.lastActivity = Date.now();
-    this.heartbeatTimer = setInterval(() => this.socket?.heartbeat(), interval);
+    this.unansweredSince = 0;
+    const ping = () => {
+      if (this.unansweredSince === 0) this.unansweredSince = Date.now();
+      this.socket?.heartbeat();
+    };
+    this.heartbeatTimer = setInterval(ping, interval);
     const idleLimit = interval * 3;
+    // Silence is the engine's fault only if it was asked: our own process may have stalled (a long
+    // synchronous task, a loaded machine) and sent no ping, or not yet read the pong waiting in the
+    // socket. So the connection is dropped only after 3 intervals without an inbound frame AND 2
+    // intervals since a ping went out unanswered, judged after the pending I/O has been read.
     const check = () => {
-      const idle = Date.now() - this.lastActivity;
-      if (idle < idleLimit) {
-        this.idleTimer = setTimeout(check, idleLimit - idle);
+      const now = Date.now();
+      const idle = now - this.lastActivity;
+      if (idle >= idleLimit && this.unansweredSince === 0) ping();
+      const asked = this.unansweredSince === 0 ? 0 : now - this.unansweredSince;
+      if (idle < idleLimit || asked < interval * 2) {
+        this.idleTimer = setTimeout(check, Math.max(idleLimit - idle, interval * 2 - asked, 1));
         return;
       }
-      this.settings.logger.warn(`nothing received from the engine for ${idle}ms: reconnecting`);
-      this.socket?.terminate();
+      // after the pending I/O: a frame already in the socket is read first
+      this.idleLater = later.run(() => {
+        this.idleLater = undefined;
+        const silent = Date.now() - this.lastActivity;
+        if (silent < idleLimit) {
+          this.idleTimer = setTimeout(check, idleLimit - silent);
+          return;
+        }
+        this.settings.logger.warn(`nothing received from the engine for ${silent}ms: reconnecting`);
+        this.socket?.terminate();
+      });
     };
     this.idleTimer = setTimeout(check, idleLimit);
   }
@@ -232,8 +257,19 @@ export class Connection {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.idleTimer);
+    if (this.idleLater !== undefined) later.cancel(this.idleLater);
+    this.idleLater = undefined;
     this.reconnectTimer = undefined;
     this.heartbeatTimer = undefined;
     this.idleTimer = undefined;
   }
 }
+
+/**
+ * Run `fn` once the I/O already waiting has been handled. Node: setImmediate runs after the poll
+ * phase. Browser: a zero-delay timer task queues behind the message events already waiting.
+ */
+const later: { run(fn: () => void): unknown; cancel(handle: unknown): void } =
+  typeof setImmediate === 'function'
+    ? { run: (fn) => setImmediate(fn), cancel: (h) => clearImmediate(h as ReturnType<typeof setImmediate>) }
+    : { run: (fn) => setTimeout(fn, 0), cancel: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) };

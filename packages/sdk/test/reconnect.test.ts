@@ -166,6 +166,26 @@ describe('reconnecting', () => {
     expect(back).not.toBe(firstId);
   });
 
+  it('does not blame the engine for a stall of its own process: a blocked event loop is no silence', async () => {
+    const worker = client(engine.busUrl, { heartbeatMs: 100, reconnect: fastReconnect });
+    const drops: number[] = [];
+    worker.on('disconnected', ({ code }) => drops.push(code));
+    await worker.ready();
+    const id = worker.workerId;
+    await new Promise((r) => setTimeout(r, 150));
+    for (let stall = 0; stall < 3; stall++) {
+      // five idle limits of synchronous work: no ping goes out and no pong is read meanwhile
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {
+        // busy
+      }
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    expect(drops).toEqual([]);
+    expect(worker.workerId).toBe(id);
+    expect(await worker.call('engine::health::check', {})).toMatchObject({ status: 'healthy' });
+  });
+
   it('keeps an idle connection open with heartbeats', async () => {
     const worker = client(engine.busUrl, { heartbeatMs: 100, reconnect: fastReconnect });
     const drops: number[] = [];
