@@ -203,6 +203,8 @@ const selfNs = () => {
 const engine = await startEngine({
   workersYaml: '  - name: eng-http\n    config:\n      port: {{HTTP_PORT}}\n',
   env: { ENG_LOG_LEVEL: 'warn' },
+  // BENCH_PROFILE_DIR: a profile of the engine too
+  ...(process.env.BENCH_PROFILE_DIR ? { execArgv: ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] } : {}),
 });
 const worker = connect(engine.busUrl, { name: 'bench-worker', logger: quiet });
 worker.registerFunction('bench::echo', (input) => input, {

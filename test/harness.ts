@@ -58,6 +58,8 @@ export interface StartEngineOptions {
   dataDir?: string;
   /** ms to wait for the ready line. */
   readyTimeoutMs?: number;
+  /** Node options before the engine's entry (benches: `--cpu-prof`, which NODE_OPTIONS refuses). */
+  execArgv?: string[];
 }
 
 export async function startEngine(options: StartEngineOptions = {}): Promise<EngineProcess> {
@@ -111,11 +113,15 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Eng
 
   const launch = () =>
     new Promise<void>((resolveReady, reject) => {
-      child = spawn(process.execPath, [...NODE_TS, ENG_CLI, 'start', '-c', configPath, '--data-dir', dataDir], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, ENG_LOG_LEVEL: process.env.ENG_LOG_LEVEL ?? 'info', ...options.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      child = spawn(
+        process.execPath,
+        [...(options.execArgv ?? []), ...NODE_TS, ENG_CLI, 'start', '-c', configPath, '--data-dir', dataDir],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, ENG_LOG_LEVEL: process.env.ENG_LOG_LEVEL ?? 'info', ...options.env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stdoutBuffer = '';
       const timer = setTimeout(
         () => reject(new Error(`engine did not become ready in time; output:\n${output}`)),

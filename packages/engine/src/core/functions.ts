@@ -9,6 +9,11 @@ export interface InvocationInfo {
   traceparent?: string;
   baggage?: string;
   metadata?: unknown;
+  /**
+   * The input belongs to this call alone (parsed from the caller's frame): a value taken out of it
+   * can be handed on as an owned payload (`InvokeOptions.payloadOwned`).
+   */
+  inputOwned?: boolean;
 }
 
 export type InProcessHandler = (input: unknown, info: InvocationInfo) => unknown | Promise<unknown>;

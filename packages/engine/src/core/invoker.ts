@@ -22,6 +22,19 @@ export class JsonText {
   constructor(readonly json: string) {}
 }
 
+/**
+ * A handler's answer that is another call: the invoker dispatches it and the handler's caller gets
+ * that call's outcome as its own (a result, or the error as the callee gave it), with no promise
+ * per call and no result object made in between. `engine::functions::invoke` answers with one.
+ */
+export class Forward {
+  constructor(
+    readonly functionId: string,
+    readonly payload: unknown,
+    readonly options: InvokeOptions,
+  ) {}
+}
+
 export type InvokeOutcome =
   | {
       ok: true;
@@ -361,7 +374,9 @@ export class Invoker {
     target: Settle,
   ): Promise<InvokeOutcome> {
     try {
-      return resultOutcome(await handler(payload, handlerInfo(call, options)), target);
+      const result = await handler(payload, handlerInfo(call, options));
+      if (result instanceof Forward) return forwardedOutcome(await this.invoke(result.functionId, result.payload, result.options));
+      return resultOutcome(result, target);
     } catch (err) {
       return { ok: false as const, error: toErrorBody(err) };
     }
@@ -400,6 +415,10 @@ export class Invoker {
 
   /** Finish with a handler's result (a result that cannot be read as JSON text fails the call). */
   private finishWith(call: CallRecord, target: Settle | null, result: unknown): void {
+    if (result instanceof Forward) {
+      this.dispatch(result.functionId, result.payload, result.options, new ForwardSettle(this, call, target));
+      return;
+    }
     let outcome: InvokeOutcome;
     try {
       outcome = resultOutcome(result, target);
@@ -409,8 +428,8 @@ export class Invoker {
     this.finish(call, target, outcome);
   }
 
-  /** Hand the outcome over, then let the observers see it (after the caller). */
-  private finish(call: CallRecord, target: Settle | null, outcome: InvokeOutcome): void {
+  /** Hand the outcome over, then let the observers see it (after the caller). Also ends forwarding calls. */
+  finish(call: CallRecord, target: Settle | null, outcome: InvokeOutcome): void {
     const durationNs = process.hrtime.bigint() - call.startedAtNs;
     if (target) target.settle(outcome);
     if (this.observers.length === 0) return;
@@ -470,8 +489,11 @@ export class Invoker {
       } else if (pending.call.callerWorkerId === workerId) {
         // abandoned: nobody can receive the result, and a worker that never answers must not keep
         // the call (and its executor's busy count) forever; a late result is dropped as unknown
+        const forwarding = pending.target instanceof ForwardSettle ? pending.target : undefined;
         pending.target = null;
         this.complete(id, { ok: false, error: CALLER_GONE });
+        // the call that forwarded to it (the caller's own) ends with it, for the observers
+        forwarding?.abandon(CALLER_GONE);
       }
     }
   }
@@ -566,7 +588,38 @@ function handlerInfo(call: CallRecord, options: InvokeOptions) {
     traceparent: call.traceparent,
     baggage: call.baggage,
     metadata: options.metadata,
+    inputOwned: options.payloadOwned === true,
   };
+}
+
+/**
+ * A forwarded call's outcome as the forwarding call's own: its result (or JSON text) or its error,
+ * without the callee's frame or context, as if the handler had returned the result or thrown it.
+ */
+function forwardedOutcome(outcome: InvokeOutcome): InvokeOutcome {
+  if (!outcome.ok) return { ok: false, error: outcome.error };
+  return outcome.resultJson !== undefined
+    ? { ok: true, result: undefined, resultJson: outcome.resultJson }
+    : { ok: true, result: outcome.result };
+}
+
+/** Where a forwarded call's outcome goes: to the forwarding call's own target, ending that call. */
+class ForwardSettle implements Settle {
+  readonly takesJson: boolean;
+  constructor(
+    private readonly invoker: Invoker,
+    private readonly call: CallRecord,
+    private readonly target: Settle | null,
+  ) {
+    this.takesJson = target?.takesJson === true;
+  }
+  settle(outcome: InvokeOutcome): void {
+    this.invoker.finish(this.call, this.target, forwardedOutcome(outcome));
+  }
+  /** The caller left while the forwarded call ran: the forwarding call ends too, answering nobody. */
+  abandon(error: ErrorBody): void {
+    this.invoker.finish(this.call, null, { ok: false, error });
+  }
 }
 
 /** A handler's result as an outcome: JSON text reaches a target that writes JSON as it is. */

@@ -25,6 +25,7 @@ import {
 import { z } from 'zod';
 import type { Core } from '../../core/core.ts';
 import { type FunctionEntry, functionKind, isInternalFunction } from '../../core/functions.ts';
+import { Forward } from '../../core/invoker.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { summariseConfig, type TriggerBinding, type TriggerTypeEntry } from '../../core/triggers.ts';
 import { redactUrl } from '../http-functions/url-security.ts';
@@ -237,6 +238,28 @@ function bindingStatus(binding: TriggerBinding, functionRegistered: boolean): { 
   return binding.error ? { status: binding.status, error: binding.error } : { status: binding.status };
 }
 
+type InvokeInput = z.infer<typeof FunctionsInvokeInput>;
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * `engine::functions::invoke`'s input when it is well formed, by FunctionsInvokeInput's rules
+ * (unknown keys ignored); undefined otherwise, for the schema to say what is wrong.
+ */
+export function readInvokeInput(input: unknown): InvokeInput | undefined {
+  if (!isRecord(input)) return undefined;
+  const { function_id, payload, expect, timeout_ms } = input;
+  if (typeof function_id !== 'string' || function_id.length === 0) return undefined;
+  if (timeout_ms !== undefined && !(Number.isSafeInteger(timeout_ms) && (timeout_ms as number) > 0)) return undefined;
+  if (expect === undefined) return { function_id, payload, timeout_ms: timeout_ms as number | undefined };
+  if (!isRecord(expect) || (expect.metadata !== undefined && !isRecord(expect.metadata))) return undefined;
+  return {
+    function_id,
+    payload,
+    expect: { metadata: expect.metadata as Record<string, unknown> | undefined },
+    timeout_ms: timeout_ms as number | undefined,
+  };
+}
+
 /** Why `metadata` does not hold the `expected` values (JSON equality per flat key), or undefined when it does. */
 export function metadataMismatch(
   metadata: Record<string, unknown> | null,
@@ -326,18 +349,22 @@ export function introspectionModule(): EngineModule<Config> {
           request_format: z.toJSONSchema(FunctionsInvokeInput),
         },
         (input, info) => {
-          const q = parse(FunctionsInvokeInput, input);
+          // eng-mcp's every tools/call comes here: read by hand, and zod only for the error message
+          const q = readInvokeInput(input) ?? parse(FunctionsInvokeInput, input);
           const entry = core.functions.get(q.function_id);
           if (!entry) throw new EngError(ErrorCode.NotFound, `Function ${q.function_id} not found`);
           const mismatch = metadataMismatch(entry.metadata, q.expect?.metadata);
           if (mismatch) throw new EngError(ErrorCode.PreconditionFailed, `Function ${q.function_id}: ${mismatch}`);
-          // the inner call is the caller's call: same caller, context and invocation metadata
-          return ctx.call(q.function_id, q.payload ?? {}, {
+          // the inner call is the caller's call: same caller, context and invocation metadata; its
+          // outcome, result or error, is this call's own
+          return new Forward(q.function_id, q.payload ?? {}, {
             callerWorkerId: info.callerWorkerId,
             traceparent: info.traceparent,
             baggage: info.baggage,
             metadata: info.metadata,
             timeoutMs: q.timeout_ms,
+            // a part of this call's own input, when that was parsed for it alone
+            payloadOwned: info.inputOwned === true,
           });
         },
       );
