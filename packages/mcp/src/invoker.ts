@@ -1,4 +1,4 @@
-import type { EngClient } from '@eng/sdk';
+import type { EngClient, TriggerRequest } from '@eng/sdk';
 import { type EngineView, GUARDED_INVOKE } from './engine-view.ts';
 import { type ExposurePolicy, type FunctionRow, inHardFloor, isExposed } from './exposure.ts';
 import { checkGate, type GateOutcome } from './gate.ts';
@@ -77,12 +77,9 @@ export class Invoker {
   }
 
   private trigger(functionId: string, payload: unknown, options: InvokeOptions): Promise<unknown> {
-    const call = this.deps.client.trigger({
-      function_id: functionId,
-      payload,
-      timeoutMs: this.deps.invocationTimeoutMs,
-      ...(options.metadata ? { metadata: options.metadata } : {}),
-    });
+    const request: TriggerRequest = { function_id: functionId, payload, timeoutMs: this.deps.invocationTimeoutMs };
+    if (options.metadata) request.metadata = options.metadata;
+    const call = this.deps.client.trigger(request);
     return options.signal ? abortable(call, options.signal) : call;
   }
 }

@@ -114,10 +114,10 @@ export class SessionHub {
   }
 
   /** A slot for one call in flight; the opaque key goes to the function, never the client's token. */
-  openCall(session: McpSession, requestId: RequestId, signal: AbortSignal, clientToken?: string | number): { key: string; close(): void } {
+  openCall(session: McpSession, requestId: RequestId, signal: AbortSignal, clientToken?: string | number): OpenCall {
     const key = randomUUID();
     this.calls.set(key, { session, requestId, clientToken, signal, last: Number.NEGATIVE_INFINITY });
-    return { key, close: () => this.calls.delete(key) };
+    return new OpenCall(this.calls, key);
   }
 
   /** The call behind a key, while it runs. */
@@ -140,5 +140,19 @@ export class SessionHub {
       .notification({ method: 'notifications/progress', params: params as never }, { relatedRequestId: slot.requestId })
       .catch(() => undefined);
     return { ok: true };
+  }
+}
+
+/**
+ * A running tools/call's key, until `close()`. A class rather than a closure per call: under tsx
+ * (esbuild keepNames) every named closure costs an Object.defineProperty when it is made.
+ */
+export class OpenCall {
+  constructor(
+    private readonly calls: Map<string, CallSlot>,
+    readonly key: string,
+  ) {}
+  close(): void {
+    this.calls.delete(this.key);
   }
 }
