@@ -61,6 +61,8 @@
  *   interleaving cannot remove is the host's state over minutes: on the shared VM the stdio ratio read
  *   1.56-1.59× in three runs and 1.99× in one where the floor's two-process direct call ran at 223 µs
  *   instead of 375-420 µs (the three-process chains slowed far less); the HTTP ratio held at 1.28-1.31×.
+ *   Runs minutes apart compare code only as A/B pairs in the same hour: the guarded call's forwarding
+ *   (2026-11-27) read stdio 1.49/1.53× before and 1.44/1.43× after, HTTP 1.40/1.35× and 1.33/1.33×.
  * - CPU per call: around each batch, the CPU time (user + system, all threads) of every process on
  *   that path is read — the bench process by getrusage, the others from /proc/<pid>/task/<tid>/
  *   schedstat (nanoseconds; /proc/<pid>/stat ticks are 10 ms, too coarse for a batch). A process that

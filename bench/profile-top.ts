@@ -15,6 +15,11 @@ interface Profile {
   timeDeltas: number[];
 }
 
+// piped into `head`: a closed stdout ends the listing quietly
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 const [file, count] = process.argv.slice(2);
 if (!file) {
   console.error('usage: bench/profile-top.ts FILE.cpuprofile [N]');
