@@ -131,6 +131,30 @@ describe('engine::functions::invoke', () => {
     const span = await guardedSpan(executor, traceId);
     expect(span.status).toBe('error');
     expect(JSON.stringify(span)).toMatch(/Invocation abandoned: the caller disconnected/);
+
+    // a guarded call of a guarded call: both end
+    const nestedCaller = await worker();
+    const nested = newTrace();
+    void nestedCaller
+      .call(
+        'engine::functions::invoke',
+        { function_id: 'engine::functions::invoke', payload: { function_id: 'guard::slow', payload: {}, expect: GUARD } },
+        { traceparent: nested.traceparent },
+      )
+      .catch(() => undefined);
+    await executor.next(
+      (f) => f.type === 'invokefunction' && f.function_id === 'guard::slow' && String(f.traceparent).includes(nested.traceId),
+    );
+    await nestedCaller.terminate();
+    const both = await waitFor(async () => {
+      const { spans } = await executor.result<{ spans: Span[] }>('engine::traces::spans', {
+        trace_id: nested.traceId,
+        include_internal: true,
+      });
+      const ended = spans.filter((s) => s.name === 'call engine::functions::invoke' && !s.pending);
+      return ended.length === 2 ? ended : undefined;
+    });
+    for (const s of both) expect(JSON.stringify(s)).toMatch(/Invocation abandoned: the caller disconnected/);
   });
 
   it('forwards to in-process functions too: state::set and state::get through the guard', async () => {

@@ -127,8 +127,8 @@ class PromiseSettle implements Settle {
 
 interface Pending {
   call: CallRecord;
-  /** Null once the caller disconnected (§2.8): the call is then ended for the observers at once. */
-  target: Settle | null;
+  /** Where the outcome goes; a caller that disconnected (§2.8) is told `invocation_stopped` at once. */
+  target: Settle;
   /** Engine-side deadline (ms since epoch) and the timeout it came from; 0 for none. */
   deadline: number;
   timeoutMs: number;
@@ -428,7 +428,7 @@ export class Invoker {
     this.finish(call, target, outcome);
   }
 
-  /** Hand the outcome over, then let the observers see it (after the caller). Also ends forwarding calls. */
+  /** Hand the outcome over, then let the observers see it (after the caller). ForwardSettle ends forwarding calls here. */
   finish(call: CallRecord, target: Settle | null, outcome: InvokeOutcome): void {
     const durationNs = process.hrtime.bigint() - call.startedAtNs;
     if (target) target.settle(outcome);
@@ -487,13 +487,11 @@ export class Invoker {
       if (pending.call.executorWorkerId === workerId) {
         this.complete(id, { ok: false, error: STOPPED });
       } else if (pending.call.callerWorkerId === workerId) {
-        // abandoned: nobody can receive the result, and a worker that never answers must not keep
-        // the call (and its executor's busy count) forever; a late result is dropped as unknown
-        const forwarding = pending.target instanceof ForwardSettle ? pending.target : undefined;
-        pending.target = null;
+        // abandoned: a worker that never answers must not keep the call (and its executor's busy
+        // count) forever, and a late result is dropped as unknown. The target is told: a closed
+        // connection drops the answer, a call that forwarded here ends with it, an in-process
+        // caller stops waiting
         this.complete(id, { ok: false, error: CALLER_GONE });
-        // the call that forwarded to it (the caller's own) ends with it, for the observers
-        forwarding?.abandon(CALLER_GONE);
       }
     }
   }
@@ -615,10 +613,6 @@ class ForwardSettle implements Settle {
   }
   settle(outcome: InvokeOutcome): void {
     this.invoker.finish(this.call, this.target, forwardedOutcome(outcome));
-  }
-  /** The caller left while the forwarded call ran: the forwarding call ends too, answering nobody. */
-  abandon(error: ErrorBody): void {
-    this.invoker.finish(this.call, null, { ok: false, error });
   }
 }
 

@@ -245,7 +245,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
  * `engine::functions::invoke`'s input when it is well formed, by FunctionsInvokeInput's rules
  * (unknown keys ignored); undefined otherwise, for the schema to say what is wrong.
  */
-export function readInvokeInput(input: unknown): InvokeInput | undefined {
+function readInvokeInput(input: unknown): InvokeInput | undefined {
   if (!isRecord(input)) return undefined;
   const { function_id, payload, expect, timeout_ms } = input;
   if (typeof function_id !== 'string' || function_id.length === 0) return undefined;
