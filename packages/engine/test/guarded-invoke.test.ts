@@ -167,6 +167,19 @@ describe('engine::functions::invoke', () => {
     expect(set.error).toBeUndefined();
     const got = await caller.call('engine::functions::invoke', { function_id: 'state::get', payload: { scope: 'guarded', key: 'k' } });
     expect(got.result).toEqual({ deep: { list: [1, 2, 3] }, text: 'é"\n' });
+
+    // guarded calls nested as deep as a frame may go: each forwards to the next, the answer comes back whole
+    let input: Record<string, unknown> = { function_id: 'state::get', payload: { scope: 'guarded', key: 'k' } };
+    for (let depth = 0; depth < 120; depth++) input = { function_id: 'engine::functions::invoke', payload: input };
+    const deep = await caller.call('engine::functions::invoke', input);
+    expect(deep.result).toEqual({ deep: { list: [1, 2, 3] }, text: 'é"\n' });
+    // deeper than a frame may hold: refused with a reason, and the engine keeps serving
+    for (let depth = 0; depth < 20; depth++) input = { function_id: 'engine::functions::invoke', payload: input };
+    const refused = await caller.call('engine::functions::invoke', input);
+    expect(refused.error).toMatchObject({ code: 'JSON_TOO_DEEP' });
+    expect(
+      (await caller.call('engine::functions::invoke', { function_id: 'state::get', payload: { scope: 'guarded', key: 'k' } })).result,
+    ).toBeDefined();
   });
 
   it('refuses malformed input with deserialization_error naming the field, before anything runs', async () => {
