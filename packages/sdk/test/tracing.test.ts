@@ -10,6 +10,22 @@ function client(name: string): EngClient {
   return c;
 }
 
+/**
+ * ready() says the engine accepted the connection; a registration sent on another socket may still
+ * be on its way. Wait until the engine lists every function before calling them.
+ */
+async function registered(caller: EngClient, ...ids: string[]): Promise<void> {
+  await caller.ready();
+  for (const id of ids) {
+    await waitFor(() =>
+      caller.call('engine::functions::info', { function_id: id }).then(
+        () => true,
+        () => false,
+      ),
+    );
+  }
+}
+
 beforeAll(async () => {
   engine = await startEngine();
 });
@@ -41,7 +57,7 @@ describe('@eng/sdk tracing', () => {
       const result = await outer.call<{ doubled: number }>('trace::inner', { n: input.n });
       return { result: result.doubled + 1 };
     });
-    await Promise.all([outer.ready(), inner.ready(), caller.ready()]);
+    await registered(caller, 'trace::inner', 'trace::outer');
     const root = newTraceparent();
     const traceId = parseTraceparent(root)!.traceId;
     expect(await caller.trigger({ function_id: 'trace::outer', payload: { n: 20 }, traceparent: root })).toEqual({ result: 41 });
@@ -68,7 +84,7 @@ describe('@eng/sdk tracing', () => {
     worker.registerFunction('trace::fail', async () => {
       throw new Error('the warehouse is closed');
     });
-    await Promise.all([worker.ready(), caller.ready()]);
+    await registered(caller, 'trace::fail');
     const root = newTraceparent();
     await expect(caller.trigger({ function_id: 'trace::fail', payload: {}, traceparent: root })).rejects.toBeInstanceOf(EngError);
     const span = await waitFor(async () => {
@@ -87,7 +103,7 @@ describe('@eng/sdk tracing', () => {
       ctx.log.info('processing order', { order_id: 'o-1' });
       return { traceparent: ctx.traceparent };
     });
-    await Promise.all([worker.ready(), caller.ready()]);
+    await registered(caller, 'trace::logs');
     const { traceparent } = await caller.call<{ traceparent: string }>('trace::logs', {});
     const ctx = parseTraceparent(traceparent)!;
     const log = await waitFor(async () => {
@@ -106,7 +122,7 @@ describe('@eng/sdk tracing', () => {
     clients.push(worker);
     worker.registerFunction('trace::off', async (_input, ctx) => ({ traceparent: ctx.traceparent ?? null }));
     const caller = client('trace-caller-4');
-    await Promise.all([worker.ready(), caller.ready()]);
+    await registered(caller, 'trace::off');
     const root = newTraceparent();
     const result = await caller.trigger<{ traceparent: string }>({ function_id: 'trace::off', payload: {}, traceparent: root });
     expect(result.traceparent).toBe(root); // the context passes through untouched
