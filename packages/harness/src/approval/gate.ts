@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type EngClient, EngError, ErrorCode } from '@eng/sdk';
 import { z } from 'zod';
 import { domainError } from '../shared/errors.ts';
@@ -5,8 +6,9 @@ import { metadataMatches } from '../shared/event-types.ts';
 import { registerHandler } from '../shared/functions.ts';
 import type { GateSettings } from './config.ts';
 import { excerptOf, type Outcome, type PendingInbox, type PendingRecord, type Resolution } from './pending.ts';
-import { isHumanOnly, matchRule } from './policy.ts';
-import { listed, plainId, type SettingsStore } from './settings.ts';
+import { isControlPlane, isHumanOnly, matchRule } from './policy.ts';
+import { granted, listed, plainId, type SettingsStore } from './settings.ts';
+import { type CallChain, engineLookup, resolveChain, type TargetLookup } from './targets.ts';
 
 // spec: console-worker.md §2.7 — the decision. Order (the reference's): human-only functions are
 // denied (even in full mode); full mode allows; a per-session grant allows in every mode; in auto
@@ -14,6 +16,8 @@ import { listed, plainId, type SettingsStore } from './settings.ts';
 
 export interface GateContext {
   client: EngClient;
+  /** How the gate finds what a wrapper call would run (topic subscribers, trigger bindings). */
+  lookup: TargetLookup;
   settings: SettingsStore;
   inbox: PendingInbox;
   gate(): GateSettings;
@@ -21,22 +25,63 @@ export interface GateContext {
 
 export type Decision = { decision: 'allow'; via: string } | { decision: 'deny'; reason: string; via: string } | { decision: 'hold' };
 
-export async function decide(ctx: GateContext, sessionId: string, functionId: string): Promise<Decision> {
-  if (isHumanOnly(functionId))
-    return {
-      decision: 'deny',
-      reason: `${functionId} may only be called by a person, never by a model (human_only_function)`,
-      via: 'human_only_function',
-    };
+/**
+ * The decision for a call, judged on everything it would run (`resolveChain`): a function only a
+ * person may call, or one of the chat stack's control plane, anywhere in the chain denies it in
+ * every mode; a chain the gate cannot see through is denied; a remembered grant covers exactly the
+ * chain it was given for; the trust list and the rules must allow every function in the chain.
+ */
+export async function decide(ctx: GateContext, sessionId: string, chain: CallChain): Promise<Decision> {
+  const named = chain.functions[0];
+  const through = (fn: string) => (fn === named || !named ? '' : ` (reached through ${named})`);
+  for (const fn of chain.functions) {
+    if (isHumanOnly(fn))
+      return {
+        decision: 'deny',
+        reason: `${fn} may only be called by a person, never by a model (human_only_function)${through(fn)}`,
+        via: 'human_only_function',
+      };
+    if (isControlPlane(fn))
+      return {
+        decision: 'deny',
+        reason: `${fn} belongs to the chat stack's control plane and is never a model's tool (control_plane)${through(fn)}`,
+        via: 'control_plane',
+      };
+  }
+  if (chain.refusal) return { decision: 'deny', reason: chain.refusal, via: 'unresolvable_call' };
   const { settings } = await ctx.settings.effective(sessionId);
   if (settings.mode === 'full') return { decision: 'allow', via: 'mode_full' };
-  if (listed(settings.approved_always, functionId)) return { decision: 'allow', via: 'approved_always' };
-  if (settings.mode === 'auto' && listed(settings.always_allow, functionId)) return { decision: 'allow', via: 'always_allow' };
-  const match = matchRule(ctx.gate().rules, functionId, settings.mode);
-  if (match?.action === 'allow') return { decision: 'allow', via: 'rule' };
-  if (match?.action === 'deny')
-    return { decision: 'deny', reason: `${functionId} is denied by the approval-gate rule ${JSON.stringify(match.rule)}`, via: 'rule' };
-  return { decision: 'hold' };
+  if (granted(settings.approved_always, chain.key)) return { decision: 'allow', via: 'approved_always' };
+  if (settings.mode === 'auto' && chain.functions.every((fn) => listed(settings.always_allow, fn)))
+    return { decision: 'allow', via: 'always_allow' };
+  let allowed = true;
+  for (const fn of chain.functions) {
+    const match = matchRule(ctx.gate().rules, fn, settings.mode);
+    if (match?.action === 'deny')
+      return {
+        decision: 'deny',
+        reason: `${fn} is denied by the approval-gate rule ${JSON.stringify(match.rule)}${through(fn)}`,
+        via: 'rule',
+      };
+    if (match?.action !== 'allow') allowed = false;
+  }
+  return allowed ? { decision: 'allow', via: 'rule' } : { decision: 'hold' };
+}
+
+/** A digest of one call: its turn, function and arguments. Decisions are bound to it. */
+export function callDigest(turnId: string, functionId: string, args: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify([turnId, functionId, canonical(args ?? null)]))
+    .digest('base64url');
+}
+
+/** The value with object keys sorted, so equal arguments digest equally however they were written. */
+function canonical(value: unknown, depth = 0): unknown {
+  if (typeof value !== 'object' || value === null || depth > 64) return value;
+  if (Array.isArray(value)) return value.map((v) => canonical(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = canonical((value as Record<string, unknown>)[key], depth + 1);
+  return out;
 }
 
 const CallInput = z
@@ -86,6 +131,11 @@ const ListInput = z.object({
 });
 const GetInput = z.object({ session_id: plainId('session_id'), function_call_id: plainId('function_call_id') });
 
+/** What the call would run, with the engine's introspection as the lookup. */
+function chainOf(ctx: GateContext, input: CallInput): Promise<CallChain> {
+  return resolveChain(input.call?.function_id ?? input.function_id, input.call ? input.call.arguments : input.arguments, ctx.lookup);
+}
+
 /** The session's title, description and metadata for the inbox (best effort: the session store may be absent). */
 async function sessionContext(client: EngClient, sessionId: string): Promise<Partial<PendingRecord>> {
   try {
@@ -110,14 +160,27 @@ async function sessionContext(client: EngClient, sessionId: string): Promise<Par
 async function holdCall(
   ctx: GateContext,
   input: CallInput,
+  chain: CallChain,
   delivery: 'wait' | 'hook',
 ): Promise<{ record: PendingRecord } | { settled: Resolution }> {
   const functionCallId = (input.call?.id ?? input.function_call_id) as string;
   const functionId = (input.call?.function_id ?? input.function_id) as string;
-  const settled = ctx.inbox.settledOf(input.session_id, functionCallId);
+  const args = input.call ? input.call.arguments : input.arguments;
+  const digest = callDigest(input.turn_id, functionId, args);
+  const settled = ctx.inbox.settledOf(input.session_id, functionCallId, digest);
   if (settled) return { settled };
   const existing = ctx.inbox.get(input.session_id, functionCallId);
-  if (existing) return { record: existing };
+  if (existing) {
+    if (existing.call_digest === undefined || existing.call_digest === digest) return { record: existing };
+    // another call waits under this id: the second one is refused, never joined to its decision
+    return {
+      settled: {
+        outcome: 'deny',
+        reason: `the call id ${functionCallId} is already held for another call (${existing.function_id})`,
+        resolved_at: Date.now(),
+      },
+    };
+  }
   const now = Date.now();
   const timeout = input.timeout_ms ?? ctx.gate().pending_timeout_ms;
   const record: PendingRecord = {
@@ -125,7 +188,10 @@ async function holdCall(
     function_id: functionId,
     session_id: input.session_id,
     turn_id: input.turn_id,
-    arguments_excerpt: excerptOf(input.call ? input.call.arguments : input.arguments),
+    arguments_excerpt: excerptOf(args),
+    call_digest: digest,
+    ...(chain.key !== functionId ? { grant_key: chain.key } : {}),
+    runs: chain.functions,
     ...(input.assistant_excerpt ? { assistant_excerpt: input.assistant_excerpt } : {}),
     depth: input.depth ?? 0,
     pending_at: now,
@@ -195,10 +261,10 @@ export function registerGateFunctions(ctx: GateContext): void {
     'Ask whether a model may run a function call: answers {decision: allow|deny, outcome, reason?}, after waiting for a person when the call is held (wait: false answers hold at once)',
     CallInput,
     async (input) => {
-      const functionId = (input.call?.function_id ?? input.function_id) as string;
-      const decision = await decide(ctx, input.session_id, functionId);
+      const chain = await chainOf(ctx, input);
+      const decision = await decide(ctx, input.session_id, chain);
       if (decision.decision !== 'hold') return { ...decision, outcome: decision.decision };
-      const held = await holdCall(ctx, input, 'wait');
+      const held = await holdCall(ctx, input, chain, 'wait');
       if ('settled' in held) return answerOf(held.settled);
       if (input.wait === false) return { decision: 'hold', pending: held.record };
       const resolution = await ctx.inbox.wait(held.record.session_id, held.record.function_call_id);
@@ -213,11 +279,11 @@ export function registerGateFunctions(ctx: GateContext): void {
     'pre-trigger hook of the harness: {decision: continue | deny (reason) | hold}; a held call is settled later through harness::function::resolve',
     CallInput,
     async (input) => {
-      const functionId = (input.call?.function_id ?? input.function_id) as string;
-      const decision = await decide(ctx, input.session_id, functionId);
+      const chain = await chainOf(ctx, input);
+      const decision = await decide(ctx, input.session_id, chain);
       if (decision.decision === 'allow') return { decision: 'continue' };
       if (decision.decision === 'deny') return { decision: 'deny', reason: decision.reason };
-      const held = await holdCall(ctx, input, 'hook');
+      const held = await holdCall(ctx, input, chain, 'hook');
       if ('settled' in held)
         return held.settled.outcome === 'allow'
           ? { decision: 'continue' }
@@ -235,9 +301,11 @@ export function registerGateFunctions(ctx: GateContext): void {
       const scope = input.grant_scope ?? input.access_duration;
       const record = ctx.inbox.get(input.session_id, input.function_call_id);
       if (record && input.decision === 'allow' && (scope === 'session' || scope === 'always')) {
+        // the grant names exactly what was approved: the function, or the whole chain of a wrapper call
+        const grantKey = record.grant_key ?? record.function_id;
         await ctx.settings.mutate(input.session_id, (s) => {
-          if (!s.approved_always.some((e) => e.function_id === record.function_id))
-            s.approved_always.push({ function_id: record.function_id, granted_at: Date.now(), granted_by: 'user_click' });
+          if (!s.approved_always.some((e) => e.function_id === grantKey))
+            s.approved_always.push({ function_id: grantKey, granted_at: Date.now(), granted_by: 'user_click' });
         });
       }
       const reason = input.decision === 'deny' ? (input.reason ?? undefined) : undefined;

@@ -28,6 +28,15 @@ export interface PendingRecord {
   session_description?: string;
   session_metadata?: Record<string, unknown>;
   kind?: string;
+  /**
+   * The call this record decides on: a digest of its turn, function id and arguments. A decision
+   * is never applied to another call that reuses the id (issue 24 item 2).
+   */
+  call_digest?: string;
+  /** What the call would run when it wraps others (`engine::functions::invoke(orders::ship)`): the grant key. */
+  grant_key?: string;
+  /** Every function the call would run, the named one first (shown to the person deciding). */
+  runs?: string[];
 }
 
 /** How the held call learns its outcome: its `approval::request` waits, or (hook) the harness is called back. */
@@ -38,6 +47,8 @@ export interface Resolution {
   outcome: Outcome;
   reason?: string;
   resolved_at: number;
+  /** The digest of the call it settled (a call reusing the id is another call). */
+  call_digest?: string;
 }
 
 export const pendingKey = (sessionId: string, functionCallId: string) => `${sessionId}/${functionCallId}`;
@@ -74,9 +85,18 @@ export class PendingInbox {
     return stored ? publicRecord(stored) : undefined;
   }
 
-  /** How a call that already left the inbox was settled (remembered for the last few thousand). */
-  settledOf(sessionId: string, functionCallId: string): Resolution | undefined {
-    return this.settled.get(pendingKey(sessionId, functionCallId));
+  /**
+   * How a call that already left the inbox was settled (remembered for the last few thousand), when
+   * it is the same call: one that reuses the id for other arguments, another function or another
+   * turn makes the remembered outcome forgotten and gets its own decision.
+   */
+  settledOf(sessionId: string, functionCallId: string, callDigest: string): Resolution | undefined {
+    const key = pendingKey(sessionId, functionCallId);
+    const settled = this.settled.get(key);
+    if (!settled) return undefined;
+    if (settled.call_digest === callDigest) return settled;
+    this.settled.delete(key);
+    return undefined;
   }
 
   /**
@@ -85,7 +105,7 @@ export class PendingInbox {
    */
   async hold(record: PendingRecord, delivery: Delivery): Promise<{ record: PendingRecord; created: boolean } | { settled: Resolution }> {
     const key = pendingKey(record.session_id, record.function_call_id);
-    const settled = this.settled.get(key);
+    const settled = record.call_digest ? this.settledOf(record.session_id, record.function_call_id, record.call_digest) : undefined;
     if (settled) return { settled };
     const existing = this.records.get(key);
     if (existing) return { record: publicRecord(existing), created: false };
@@ -129,7 +149,12 @@ export class PendingInbox {
     this.records.delete(key);
     clearTimeout(this.timers.get(key));
     this.timers.delete(key);
-    const resolution: Resolution = { outcome, ...(reason ? { reason } : {}), resolved_at: Date.now() };
+    const resolution: Resolution = {
+      outcome,
+      ...(reason ? { reason } : {}),
+      resolved_at: Date.now(),
+      ...(stored.call_digest ? { call_digest: stored.call_digest } : {}),
+    };
     this.settled.set(key, resolution);
     if (this.settled.size > REMEMBERED) this.settled.delete(this.settled.keys().next().value as string);
     await this.kv.delete(PENDING_SCOPE, key).catch((err) => this.log(`removing pending record ${key} failed: ${(err as Error).message}`));

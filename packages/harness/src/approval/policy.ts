@@ -4,6 +4,22 @@
 /** Functions only a person may call: a model with these approves its own calls or rewrites its settings. */
 export const HUMAN_ONLY_FUNCTIONS = ['approval::*', 'configuration::*'] as const;
 
+/**
+ * The chat stack's control plane and the audit trail: not a model's tools either. A model that
+ * drives the harness or the session store reaches other sessions (and their modes and grants), the
+ * router and providers spend the user's credit, and clearing traces or logs erases the record of
+ * what it did. Denied in every mode, like the human-only functions, by the gate and the harness.
+ */
+export const CONTROL_PLANE_FUNCTIONS = [
+  'harness::*',
+  'session::*',
+  'router::*',
+  'provider::*',
+  'context::*',
+  'engine::traces::clear',
+  'engine::logs::clear',
+] as const;
+
 /** Denied to models as well when the approval-gate entry cannot be read (fail closed). */
 export const FALLBACK_DENIED_FUNCTIONS = ['shell::workspace::*'] as const;
 
@@ -38,6 +54,10 @@ export function globMatch(pattern: string, text: string): boolean {
 
 export function isHumanOnly(functionId: string): boolean {
   return HUMAN_ONLY_FUNCTIONS.some((pattern) => globMatch(pattern, functionId));
+}
+
+export function isControlPlane(functionId: string): boolean {
+  return CONTROL_PLANE_FUNCTIONS.some((pattern) => globMatch(pattern, functionId));
 }
 
 function normalise(rule: Rule): { function: string; action: 'allow' | 'deny' | 'ask'; modes?: PermissionMode[] } {

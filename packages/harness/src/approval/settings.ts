@@ -97,7 +97,14 @@ export class SettingsStore {
   }
 }
 
+/** The auto-mode trust list, written by a person (`approval::add-always-allow`): its entries may be globs. */
 export const listed = (list: AlwaysAllowEntry[], functionId: string) => list.some((e) => globMatch(e.function_id, functionId));
+
+/**
+ * Remembered grants name exactly what a person approved, a function id or a wrapper's chain
+ * (issue 24 item 3): compared literally, never as a glob, so a call named `*` grants nothing else.
+ */
+export const granted = (list: AlwaysAllowEntry[], grantKey: string) => list.some((e) => e.function_id === grantKey);
 
 function grant(list: AlwaysAllowEntry[], functionId: string, now: number): void {
   if (!list.some((e) => e.function_id === functionId)) list.push({ function_id: functionId, granted_at: now, granted_by: 'user_click' });

@@ -8,6 +8,7 @@ import { defineApprovalEvents } from './events.ts';
 import { callHarnessBack, type GateContext, registerGateFunctions } from './gate.ts';
 import { PendingInbox } from './pending.ts';
 import { registerSettingsFunctions, SettingsStore } from './settings.ts';
+import { engineLookup } from './targets.ts';
 
 /** The approval gate (`approval-gate`): held function calls, per-session modes and grants, over state::*. */
 export const approvalRole: WorkerRole = {
@@ -25,7 +26,8 @@ export const approvalRole: WorkerRole = {
       log,
     );
     const settings = new SettingsStore(kv, config.current);
-    const ctx: GateContext = { client, settings, inbox, gate: config.current };
+    const lookup = engineLookup((functionId, payload) => client.call(functionId, payload, { timeoutMs: 5000 }));
+    const ctx: GateContext = { client, lookup, settings, inbox, gate: config.current };
     defineApprovalEvents(events);
     const waiting = await untilStateAnswers(() => inbox.load(), log);
     registerSettingsFunctions(client, settings);

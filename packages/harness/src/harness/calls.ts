@@ -2,6 +2,7 @@ import { EngError } from '@eng/protocol';
 import type { EngClient, WorkerSpan } from '@eng/sdk';
 import type { FunctionResultMessage } from '../router/types.ts';
 import type { FunctionCall } from './generation.ts';
+import { engineLookup, isValidFunctionId, resolveChain } from '../approval/targets.ts';
 import type { FunctionPolicy } from './policy.ts';
 
 // spec: console-worker §2.3, §2.7, §2.8 — a model's function call: the policy first, then the
@@ -55,11 +56,25 @@ export function deniedResult(call: { id: string; function_id: string }, reason: 
   return resultMessage(call, `Denied: ${reason}`, true, { error: { kind: 'denied', message: reason } });
 }
 
-/** Policy and gate: what happens to this call before anything runs. */
+/**
+ * Policy and gate: what happens to this call before anything runs. The policy judges every
+ * function the call would run (a wrapper such as `engine::functions::invoke` and what it wraps),
+ * and the gate, which resolves the same chain itself, decides on all of it.
+ */
 export async function screen(scope: CallScope, call: FunctionCall, policy: FunctionPolicy): Promise<GateDecision> {
   if (call.invalid) return { decision: 'deny', reason: call.invalid };
-  const refused = policy.refusal(call.function_id);
-  if (refused) return { decision: 'deny', reason: refused };
+  if (!isValidFunctionId(call.function_id))
+    return { decision: 'deny', reason: `${JSON.stringify(String(call.function_id).slice(0, 80))} is not a valid function id` };
+  const chain = await resolveChain(
+    call.function_id,
+    call.arguments,
+    engineLookup((functionId, payload) => scope.client.call(functionId, payload, { timeoutMs: 5000 })),
+  );
+  for (const fn of chain.functions) {
+    const refused = policy.refusal(fn);
+    if (refused) return { decision: 'deny', reason: fn === call.function_id ? refused : `${refused} (reached through ${call.function_id})` };
+  }
+  if (chain.refusal) return { decision: 'deny', reason: chain.refusal };
   try {
     const out = await scope.client.call<GateDecision>(
       'approval::gate',
@@ -78,9 +93,21 @@ export async function screen(scope: CallScope, call: FunctionCall, policy: Funct
     if (out?.decision === 'deny') return { decision: 'deny', reason: out.reason || 'denied by the approval gate' };
     return { decision: 'deny', reason: 'the approval gate gave no decision' };
   } catch (err) {
-    // no gate installed: nothing to ask. A gate that fails closes (spec §2.7: fail closed).
-    if ((err as EngError).code === 'function_not_found') return { decision: 'continue' };
+    // no gate installed: nothing to ask. A gate that fails closes (spec §2.7: fail closed), and so
+    // does one that is installed (its configuration entry exists) but not running right now
+    if ((err as EngError).code === 'function_not_found' && !(await gateInstalled(scope.client))) return { decision: 'continue' };
     return { decision: 'deny', reason: `the approval gate failed: ${(err as Error).message}` };
+  }
+}
+
+/** Whether the approval gate was ever installed: it registered its configuration entry (kept by the engine). */
+async function gateInstalled(client: EngClient): Promise<boolean> {
+  try {
+    await client.call('configuration::get', { id: 'approval-gate' }, { timeoutMs: 5000 });
+    return true;
+  } catch (err) {
+    // only a definite "no such entry" means no gate; anything else fails closed
+    return !/not[ _]?found/i.test(`${(err as EngError).code ?? ''} ${(err as Error).message ?? ''}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Channel, EngClient, WorkerSpan } from '@eng/sdk';
 import type {
   ChatMessage,
@@ -49,6 +50,42 @@ export interface GenerationOutcome {
 
 const ABORT_GRACE_MS = 3000;
 
+/** A provider's call id we keep: short, plain characters (Anthropic accepts no others either). */
+const PROVIDER_CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The id of each call of one generation. A provider's id is kept when it is plain and unused in
+ * this session's context; a missing, odd or repeated one gets a fresh random id (issue 24 item 2):
+ * a call id names one call, so nothing decided for one call can apply to another.
+ */
+export class CallIds {
+  private readonly assigned: string[] = [];
+  private readonly used: Set<string>;
+
+  constructor(messages: ChatMessage[]) {
+    this.used = new Set();
+    for (const message of messages) {
+      if (message.role === 'tool_result') this.used.add(message.tool_call_id);
+      else if (message.role === 'assistant')
+        for (const block of message.content) if (block.type === 'tool_call') this.used.add(block.id);
+    }
+  }
+
+  /** The id of the `index`-th call of this generation (stable across the partial and final content). */
+  of(index: number, providerId: string | undefined): string {
+    const known = this.assigned[index];
+    if (known) return known;
+    const id = providerId && PROVIDER_CALL_ID.test(providerId) && !this.used.has(providerId) ? providerId : freshCallId();
+    this.used.add(id);
+    this.assigned[index] = id;
+    return id;
+  }
+}
+
+function freshCallId(): string {
+  return `call_${randomBytes(12).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x')}`;
+}
+
 /** A provider's tool call as the session's function_call block. */
 function toFunctionCall(block: Extract<GeneratedBlock, { type: 'tool_call' }>): FunctionCall {
   if (block.name !== AGENT_TOOL) {
@@ -73,6 +110,12 @@ function toFunctionCall(block: Extract<GeneratedBlock, { type: 'tool_call' }>): 
   return { id: block.id, function_id: args.function, arguments: args.payload ?? {} };
 }
 
+/** The blocks with each tool call under the id `ids` gives it. */
+function withCallIds(blocks: GeneratedBlock[], ids: CallIds): GeneratedBlock[] {
+  let k = 0;
+  return blocks.map((block) => (block.type === 'tool_call' ? { ...block, id: ids.of(k++, block.id) } : block));
+}
+
 function toSessionBlocks(blocks: GeneratedBlock[]): ContentBlock[] {
   return blocks.map((block): ContentBlock => {
     if (block.type === 'text') return { type: 'text', text: block.text };
@@ -94,6 +137,7 @@ export class Generation {
   });
   firstTextAt?: number;
   private framesSeen = 0;
+  private readonly callIds: CallIds;
 
   constructor(
     private readonly client: EngClient,
@@ -105,6 +149,7 @@ export class Generation {
     private readonly after?: Promise<unknown>,
   ) {
     this.requestId = `${request.turnId}:${request.step}`;
+    this.callIds = new CallIds(request.messages);
   }
 
   abort(): void {
@@ -152,11 +197,12 @@ export class Generation {
       failure ??= `the assistant entry could not be stored: ${(err as Error).message}`;
     });
 
-    const content = result?.content.length ? toSessionBlocks(result.content) : toSessionBlocks(this.partial());
+    const final = result?.content.length ? withCallIds(result.content, this.callIds) : undefined;
+    const content = toSessionBlocks(final ?? this.partial());
     let outcome: GenerationOutcome;
     if (this.aborted) outcome = { content, stop_reason: 'aborted', usage: result?.usage, calls: [] };
     else if (result?.ok) {
-      const calls = (result.content.filter((b) => b.type === 'tool_call') as Array<Extract<GeneratedBlock, { type: 'tool_call' }>>).map(
+      const calls = ((final ?? []).filter((b) => b.type === 'tool_call') as Array<Extract<GeneratedBlock, { type: 'tool_call' }>>).map(
         toFunctionCall,
       );
       outcome = { content, stop_reason: calls.length ? 'function_call' : result.stop_reason, usage: result.usage, calls };
@@ -262,10 +308,11 @@ export class Generation {
 
   /** The content so far; a tool call still streaming shows its raw tail (`_streaming`). */
   private partial(): GeneratedBlock[] {
-    return this.blocks.filter(Boolean).map((b) => {
+    const blocks = this.blocks.filter(Boolean).map((b): GeneratedBlock => {
       if (b.type !== 'tool_call' || b.raw === undefined) return b;
       return { type: 'tool_call', id: b.id, name: b.name, arguments: { _streaming: b.raw } };
     });
+    return withCallIds(blocks, this.callIds);
   }
 }
 

@@ -1,20 +1,14 @@
 import type { EngClient } from '@eng/sdk';
-import { HUMAN_ONLY_FUNCTIONS, modelFunctionPolicy, type Rule } from '../approval/policy.ts';
+import { CONTROL_PLANE_FUNCTIONS, HUMAN_ONLY_FUNCTIONS, modelFunctionPolicy, type Rule } from '../approval/policy.ts';
 import type { ToolSpec } from '../router/types.ts';
 import { AGENT_TOOL } from './transcript.ts';
 
 // spec: console-worker §2.3/§2.7 — which engine functions a model may call. The approval gate and
 // the configuration functions are never callable by a model whatever the request says, nor the
-// router's spending surface or a provider directly.
+// chat stack's control plane (harness, sessions, router, providers) or the audit trail's clear.
+// The policy applies to every function a call would run, not only the one named (see calls.ts).
 
-export const ALWAYS_DENIED = [
-  ...HUMAN_ONLY_FUNCTIONS,
-  'router::chat',
-  'router::complete',
-  'router::abort',
-  'provider::*',
-  'harness::function::*',
-];
+export const ALWAYS_DENIED = [...HUMAN_ONLY_FUNCTIONS, ...CONTROL_PLANE_FUNCTIONS];
 
 const GATE_RULES_TTL_MS = 5000;
 let gateRules: { at: number; deny: Promise<string[]> } | undefined;
