@@ -132,18 +132,17 @@ function registerFunctions(ctx: ModuleContext<ConfigurationConfig>, service: Con
   ctx.registerFunction(
     {
       id: 'configuration::get',
-      description: 'Read an entry: {id, value}; secret fields read as {"set": true}; env placeholders expanded unless raw',
+      description: 'Read an entry: {id, value}; secret fields read as {"set": true}; values as written, placeholders never expanded',
       request_format: jsonSchema(IdInput),
     },
-    (input) => {
-      const { id, raw } = parseInput('configuration::get', IdInput, input);
-      return service.get(id, raw);
-    },
+    // `raw` is accepted for compatibility: get never expands, so it changes nothing
+    (input) => service.get(parseInput('configuration::get', IdInput, input).id),
   );
   ctx.registerFunction(
     {
       id: 'configuration::reveal',
-      description: 'Read an entry with its secrets, for the worker that uses them (deny it to models and UIs)',
+      description:
+        'Read an entry with its secrets, for the worker that uses them (deny it to models and UIs); env placeholders expanded in secret fields declaring x-eng-env unless raw',
       request_format: jsonSchema(IdInput),
       metadata: { internal: true },
     },

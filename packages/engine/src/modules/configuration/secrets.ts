@@ -7,7 +7,13 @@
  * Reads show a stored secret as the marker `{"set": true}` in its place and nothing when unset.
  * A write that omits a secret, or sends the marker back, keeps the stored one (so a form can save
  * the other fields without resending the key); `{"set": false}` removes it.
+ *
+ * A secret field whose schema also says `"x-eng-env": true` (or names variables:
+ * `"x-eng-env": ["OPENAI_API_KEY"]`) may hold `${VAR}` placeholders, expanded only for
+ * `configuration::reveal` (expand.ts).
  */
+
+import { expandEnv } from './expand.ts';
 
 type Schema = Record<string, unknown>;
 type Json = unknown;
@@ -104,20 +110,51 @@ export function hasSecrets(schema: Schema): boolean {
   return JSON.stringify(schema).match(/"writeOnly"\s*:\s*true|"format"\s*:\s*"password"/) !== null;
 }
 
-/** A copy of `value` with every stored secret replaced by `{"set": true}`. */
-export function redact(schema: Schema, value: Json): Json {
-  if (!hasSecrets(schema)) return value;
+/** A copy of `value` with each secret field's value replaced by `atSecret(value, its schemas)`. */
+function mapSecrets(schema: Schema, value: Json, atSecret: (child: Json, schemas: Schema[]) => Json): Json {
   const walk = (v: Json, schemas: Schema[]): Json => {
     if (Array.isArray(v)) return v.map((item, i) => walk(item, itemSchemas(schema, schemas, i)));
     if (!isObject(v)) return v;
     const out: Record<string, Json> = {};
     for (const [key, child] of Object.entries(v)) {
       const subs = propertySchemas(schema, schemas, key);
-      out[key] = subs.some(isSecretSchema) ? { ...SECRET_MARKER } : walk(child, subs);
+      out[key] = subs.some(isSecretSchema) ? atSecret(child, subs) : walk(child, subs);
     }
     return out;
   };
   return walk(value, branches(schema, schema));
+}
+
+/** A copy of `value` with every stored secret replaced by `{"set": true}`. */
+export function redact(schema: Schema, value: Json): Json {
+  if (!hasSecrets(schema)) return value;
+  return mapSecrets(schema, value, () => ({ ...SECRET_MARKER }));
+}
+
+export const ENV_KEYWORD = 'x-eng-env';
+
+/** The variables a secret field may read: `true` (any), their names, or undefined (none declared). */
+function envAllowance(schemas: Schema[]): ReadonlySet<string> | true | undefined {
+  const names = new Set<string>();
+  for (const s of schemas) {
+    const declared = s[ENV_KEYWORD];
+    if (declared === true) return true;
+    for (const name of typeof declared === 'string' ? [declared] : Array.isArray(declared) ? declared : [])
+      if (typeof name === 'string') names.add(name);
+  }
+  return names.size ? names : undefined;
+}
+
+/**
+ * A copy of `value` with `${VAR}` expanded in the secret fields that declare `"x-eng-env"`; a
+ * field `get` can read never expands, declared or not (issue 24 item 10).
+ */
+export function expandSecrets(schema: Schema, value: Json, env: NodeJS.ProcessEnv = process.env): Json {
+  if (!hasSecrets(schema) || !JSON.stringify(schema).includes(`"${ENV_KEYWORD}"`)) return value;
+  return mapSecrets(schema, value, (child, subs) => {
+    const allowed = envAllowance(subs);
+    return allowed === undefined ? child : expandEnv(child, allowed, env);
+  });
 }
 
 /**

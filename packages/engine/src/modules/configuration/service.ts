@@ -1,8 +1,7 @@
 import { EngError } from '@eng/protocol';
 import type { ValidateFunction } from 'ajv';
 import type { KvStore } from '../../stores/types.ts';
-import { expandEnv } from './expand.ts';
-import { hasSecrets, mergeSecrets, redact } from './secrets.ts';
+import { expandSecrets, hasSecrets, mergeSecrets, redact } from './secrets.ts';
 import { compileSchema, describeErrors, type SchemaProblem } from './validate.ts';
 
 // spec: engine-protocol §4.8 and the reference configuration worker: named entries, each a JSON
@@ -164,17 +163,22 @@ export class ConfigurationService {
     });
   }
 
-  /** `{id, value}` with secrets shown as `{"set": true}`; `${VAR}` expanded unless `raw`. */
-  get(id: string, raw = false): { id: string; value: unknown } {
+  /**
+   * `{id, value}` with secrets shown as `{"set": true}`. Nothing is expanded: `${VAR}` in a readable
+   * field reads back as written (only `reveal` expands, and only declared secret fields).
+   */
+  get(id: string): { id: string; value: unknown } {
     const entry = this.require(id, 'configuration::get');
-    const value = redact(entry.schema, entry.value ?? null);
-    return { id, value: raw ? value : expandEnv(value) };
+    return { id, value: redact(entry.schema, entry.value ?? null) };
   }
 
-  /** The value with its secrets, for the worker that uses them (never logged, never traced). */
+  /**
+   * The value with its secrets, for the worker that uses them (never logged, never traced);
+   * `${VAR}` expanded in the secret fields that declare `x-eng-env`, unless `raw`.
+   */
   reveal(id: string, raw = false): { id: string; value: unknown } {
     const entry = this.require(id, 'configuration::reveal');
-    return { id, value: raw ? entry.value : expandEnv(entry.value ?? null) };
+    return { id, value: raw ? entry.value : expandSecrets(entry.schema, entry.value ?? null) };
   }
 
   list(): { configurations: unknown[] } {
@@ -212,8 +216,8 @@ export class ConfigurationService {
       name: entry.name,
       description: entry.description,
       schema: entry.schema,
-      old_value: expandEnv(redact(entry.schema, oldValue ?? null)),
-      new_value: expandEnv(redact(entry.schema, newValue ?? null)),
+      old_value: redact(entry.schema, oldValue ?? null),
+      new_value: redact(entry.schema, newValue ?? null),
       ...(entry.metadata !== undefined ? { metadata: entry.metadata } : {}),
     };
   }
