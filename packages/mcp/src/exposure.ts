@@ -11,6 +11,27 @@ import { redactText } from '@eng/protocol';
  */
 export const HARD_FLOOR = ['engine::', 'state::', 'stream::', 'eng.', 'eng::', 'iii.', 'iii::', 'mcp::', 'a2a::'] as const;
 
+/**
+ * The chat stack's control plane, floored like the engine's internals (issue 24 item 5: with
+ * --expose-all, `configuration__reveal` returned a provider key and `approval__set-mode` changed a
+ * session's mode). An MCP client is a caller from outside the chat, so none of it is its to drive:
+ * `approval::` decides which calls run and grants trust; `configuration::` reveals secrets and
+ * rewrites every worker's settings; `harness::` runs turns in any session, under that session's
+ * approval mode, with the deployment's keys; `session::` holds transcripts and attachments (and
+ * could write into another session's history); `router::` and `provider::` generate with the
+ * deployment's credentials and decide where generation goes; `context::` compacts a session
+ * through the router. The cost: a function of one's own in these namespaces is never a tool either.
+ */
+export const CONTROL_PLANE_FLOOR = [
+  'approval::',
+  'configuration::',
+  'harness::',
+  'session::',
+  'router::',
+  'provider::',
+  'context::',
+] as const;
+
 /** The slice of a function listing row the gate looks at. */
 export interface FunctionRow {
   function_id: string;
@@ -56,16 +77,34 @@ export function functionIdOf(name: string): string {
   return name.replaceAll('__', '::');
 }
 
-/** The floor prefixes as written in an id, in both spellings (`iii::` and `iii__`, `engine::` and `engine__`, …). */
-const FLOOR_SPELLINGS: readonly string[] = [...new Set(HARD_FLOOR.flatMap((p) => [p, p.replaceAll('::', '__')]))];
+/** Floor prefixes as written in an id, in both spellings (`iii::` and `iii__`, `engine::` and `engine__`, …). */
+const spellings = (prefixes: readonly string[]): readonly string[] => [...new Set(prefixes.flatMap((p) => [p, p.replaceAll('::', '__')]))];
+const ENGINE_SPELLINGS = spellings(HARD_FLOOR);
+const CONTROL_PLANE_SPELLINGS = spellings(CONTROL_PLANE_FLOOR);
+
+/** The control-plane prefix `functionId` starts with (as written with `::`), if any. */
+function controlPlanePrefix(functionId: string): string | undefined {
+  const spelled = CONTROL_PLANE_SPELLINGS.find((prefix) => functionId.startsWith(prefix));
+  return spelled?.replace(/__$/, '::');
+}
 
 /**
- * In the floor: the real function id starts with a floor prefix, in either spelling. One check on
- * the id itself, the same on every path (listing, fast and full call path, resources, built-ins):
- * a function literally registered as `iii__x` or `engine__x` is floored like `iii::x`.
+ * In the floor by its id: the real function id starts with a floor prefix (the engine's or the
+ * chat control plane's), in either spelling. One check on the id itself, the same on every path
+ * (listing, fast and full call path, resources, built-ins): a function literally registered as
+ * `iii__x` or `engine__x` is floored like `iii::x`.
  */
 export function inHardFloor(functionId: string): boolean {
-  return FLOOR_SPELLINGS.some((prefix) => functionId.startsWith(prefix));
+  return ENGINE_SPELLINGS.some((prefix) => functionId.startsWith(prefix)) || controlPlanePrefix(functionId) !== undefined;
+}
+
+/**
+ * Marked internal (`"internal": true`, the engine's own flag for plumbing: configuration::reveal,
+ * config reload hooks, a provider's stream). The engine leaves such functions out of its listing;
+ * a call by id still reaches them, so the gate refuses them on the row it reads.
+ */
+export function markedInternal(metadata: Record<string, unknown> | null | undefined): boolean {
+  return metadata?.internal === true;
 }
 
 /** A function that defines an MCP resource or prompt (`"mcp.resource"` / `"mcp.prompt"`) is not also a tool. */
@@ -79,7 +118,7 @@ export function contributesNonTool(row: FunctionRow): boolean {
  * or the nested `{mcp:{expose:true}}` do not count, mcp.md §3), then the exact tier match.
  */
 export function denial(row: FunctionRow, policy: ExposurePolicy): Denial | undefined {
-  if (inHardFloor(row.function_id)) return 'floor';
+  if (inHardFloor(row.function_id) || markedInternal(row.metadata)) return 'floor';
   const metadata = row.metadata ?? {};
   if (!policy.exposeAll && metadata['mcp.expose'] !== true) return 'not-exposed';
   if (policy.tier !== undefined && metadata['mcp.tier'] !== policy.tier) return 'not-exposed';
@@ -91,7 +130,17 @@ export function isExposed(row: FunctionRow, policy: ExposurePolicy): boolean {
 }
 
 // seed §7 error texts (mcp.md §6 steps 6-8, with our names)
-export const floorText = (id: string) => `Function '${id}' is in the eng engine internal namespace and is not exposed as an MCP tool`;
+/** Why a floored function is refused: its namespace (the engine's or the chat control plane's), or its `internal` mark. */
+export function floorText(id: string, metadata?: Record<string, unknown> | null): string {
+  const plane = controlPlanePrefix(id);
+  if (plane) {
+    return `Function '${id}' belongs to the chat stack's control plane (${plane}*) and is never exposed via MCP, whatever the flags`;
+  }
+  if (!inHardFloor(id) && markedInternal(metadata)) {
+    return `Function '${id}' is marked internal (metadata "internal": true) and is never exposed via MCP, whatever the flags`;
+  }
+  return `Function '${id}' is in the eng engine internal namespace and is not exposed as an MCP tool`;
+}
 export const notExposedText = (id: string) =>
   `Function '${id}' is not exposed via mcp.expose metadata (or does not match the active --tier filter)`;
 export const unverifiedText = (id: string, why: string) =>

@@ -30,7 +30,7 @@ export function functionIdFromArgument(value: string, view?: EngineView): string
 /**
  * Floor first (no engine round trip), then a fresh look at the engine (never a cached list, so a
  * function that lost its exposure since the last tools/list is refused), failing closed. The floor
- * is checked on the real id, the one the engine calls.
+ * is checked on the real id, the one the engine calls, and then on the row (`"internal": true`).
  */
 export async function checkGate(view: EngineView, policy: ExposurePolicy, functionId: string): Promise<GateOutcome> {
   if (inHardFloor(functionId)) return { ok: false, reason: 'floor', functionId, text: floorText(functionId) };
@@ -45,7 +45,7 @@ export async function checkGate(view: EngineView, policy: ExposurePolicy, functi
   }
   if (!row) return { ok: false, reason: 'unknown', functionId, text: notExposedText(functionId) };
   const denied = denial(row, policy);
-  if (denied === 'floor') return { ok: false, reason: 'floor', functionId, text: floorText(functionId) };
+  if (denied === 'floor') return { ok: false, reason: 'floor', functionId, text: floorText(functionId, row.metadata) };
   if (denied) return { ok: false, reason: 'not-exposed', functionId, text: notExposedText(functionId) };
   return { ok: true, row };
 }

@@ -48,7 +48,9 @@ export class Invoker {
   /** Call through GUARDED_INVOKE; NOT_RUN when the engine refused before running anything. */
   async guarded(functionId: string, payload: unknown, options: InvokeOptions = {}): Promise<unknown> {
     const { policy, view } = this.deps;
-    const expected: Record<string, unknown> = {};
+    // `internal` absent (or null) at dispatch: a function re-registered as internal since the
+    // listing is refused by the engine, and the full path then answers with the floor's text
+    const expected: Record<string, unknown> = { internal: null };
     if (!policy.exposeAll) expected['mcp.expose'] = true;
     if (policy.tier !== undefined) expected['mcp.tier'] = policy.tier;
     try {

@@ -51,7 +51,7 @@ function registerFunction(args: Record<string, string>): string {
           'await client.ready();',
         ].join('\n'),
       ),
-      'Without `"mcp.expose": true` the function stays invisible to MCP clients. Ids under engine::, state::, stream::, eng., eng::, mcp:: and a2a:: are never exposed.',
+      'Without `"mcp.expose": true` the function stays invisible to MCP clients. Ids under engine::, state::, stream::, eng., eng::, mcp:: and a2a::, the chat control plane (approval::, configuration::, harness::, session::, router::, provider::, context::) and functions marked `"internal": true` are never exposed.',
     ].join('\n');
   }
   if (language === 'python' || language === 'py') {

@@ -1,6 +1,15 @@
 import { redactText, redactUrl } from '@eng/protocol';
 import type { EngineView, TriggerRow, WorkerRow } from './engine-view.ts';
-import { contributesNonTool, type ExposurePolicy, type FunctionRow, functionIdOf, HARD_FLOOR, isExposed, toolName } from './exposure.ts';
+import {
+  CONTROL_PLANE_FLOOR,
+  contributesNonTool,
+  type ExposurePolicy,
+  type FunctionRow,
+  functionIdOf,
+  HARD_FLOOR,
+  isExposed,
+  toolName,
+} from './exposure.ts';
 import { ErrorCode, RpcError } from './rpc-error.ts';
 import type { CallFunctionIds } from './tools.ts';
 
@@ -176,7 +185,8 @@ export class ResourceService {
         tier_key: 'mcp.tier',
         tier: info.policy.tier ?? null,
         expose_all: info.policy.exposeAll,
-        hard_floor: [...HARD_FLOOR],
+        hard_floor: [...HARD_FLOOR, ...CONTROL_PLANE_FLOOR],
+        hard_floor_metadata: 'functions whose metadata has "internal": true are floored too',
         annotations: 'metadata.mcp.{title, read_only_hint, destructive_hint, idempotent_hint, open_world_hint}',
       },
       builtins_visible: info.builtinsVisible,

@@ -9,7 +9,7 @@ import type { BuiltinVisibility, Transport } from './builtins.ts';
 import { builtinsVisible } from './builtins.ts';
 import { type ContributionService, listedPrompt, listedResource, listedTemplate, RESOURCE_NOT_FOUND } from './contributions.ts';
 import type { EngineView } from './engine-view.ts';
-import { type ExposurePolicy, HARD_FLOOR, isExposed } from './exposure.ts';
+import { CONTROL_PLANE_FLOOR, type ExposurePolicy, HARD_FLOOR, isExposed } from './exposure.ts';
 import type { Log } from './log.ts';
 import { paginate } from './pagination.ts';
 import { getPrompt, isBuiltinPrompt, listPrompts, promptCompletions } from './prompts.ts';
@@ -34,7 +34,9 @@ export const INSTRUCTIONS =
   'function id with every `::` written `__` (orders::place → orders__place; ids that do not give a portable name that way ' +
   'get a hash suffix). Functions with `"mcp.resource"` / `"mcp.prompt"` metadata are resources and prompts. Infra namespaces (' +
   HARD_FLOOR.map((p) => `${p}*`).join(', ') +
-  ') are always hidden. Optional `mcp.tier` metadata is filtered by the server --tier flag. Resources eng://functions, ' +
+  '), the chat control plane (' +
+  CONTROL_PLANE_FLOOR.map((p) => `${p}*`).join(', ') +
+  ') and functions marked `"internal": true` are always hidden. Optional `mcp.tier` metadata is filtered by the server --tier flag. Resources eng://functions, ' +
   'eng://workers, eng://triggers and eng://context describe the engine.';
 
 export interface ServerDeps {

@@ -87,7 +87,25 @@ describe('resources', () => {
       exposure: { metadata_key: 'mcp.expose', tier_key: 'mcp.tier', tier: null, expose_all: false },
       builtins_visible: true,
     });
-    expect(context.exposure.hard_floor).toEqual(['engine::', 'state::', 'stream::', 'eng.', 'eng::', 'iii.', 'iii::', 'mcp::', 'a2a::']);
+    expect(context.exposure.hard_floor).toEqual([
+      'engine::',
+      'state::',
+      'stream::',
+      'eng.',
+      'eng::',
+      'iii.',
+      'iii::',
+      'mcp::',
+      'a2a::',
+      'approval::',
+      'configuration::',
+      'harness::',
+      'session::',
+      'router::',
+      'provider::',
+      'context::',
+    ]);
+    expect(context.exposure.hard_floor_metadata).toContain('"internal": true');
   });
 
   it('templated reads find exposed items by id (or tool name) and answer -32002 for hidden or unknown ones', async () => {
