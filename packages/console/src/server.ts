@@ -41,6 +41,9 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
+/** Distinct refused Host names logged; beyond that a flood of them stays quiet. */
+const MAX_WARNED = 50;
+
 const silent: ConsoleLogger = { info: () => undefined, warn: () => undefined, debug: () => undefined };
 
 function securityHeaders(bundle: StaticBundle): Record<string, string> {
@@ -129,8 +132,20 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   });
 
   // DNS rebinding: a page on evil.example resolving to 127.0.0.1 is "same origin" with itself,
-  // so on a loopback bind the Host must name loopback too before the API or the bus is reachable
+  // so on a loopback bind the Host must name loopback too, on every route: the API and the bus,
+  // and the UI itself (served to a rebound name, the page would run as evil.example's own)
   const hostAllowed = (req: IncomingMessage) => hostAllowedFor(options.host, req.headers.host);
+  const warned = new Set<string>();
+  /** Undefined when the Host may be served; else the refusal text (the UI, the API and /ws alike), logged once per Host. */
+  const hostRefusal = (req: IncomingMessage): string | undefined => {
+    if (hostAllowed(req)) return undefined;
+    const host = (req.headers.host ?? '(none)').slice(0, 200);
+    if (!warned.has(host) && warned.size < MAX_WARNED) {
+      warned.add(host);
+      logger.warn(`refused a request for Host ${host}: this console answers to loopback names only (DNS rebinding protection)`);
+    }
+    return `forbidden: Host ${host} is not this console's address (DNS rebinding protection); open ${url}, or bind with --host to serve other names`;
+  };
   const api = createConsoleApi({ client, urls, config: configBody, hostAllowed, telemetry, logger: proxyLogger, headers });
   const streamsProxy = api.streams;
 
@@ -146,6 +161,20 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const refusal = hostRefusal(req);
+    if (refusal) {
+      // the API's callers read {error: {code, message}}; everyone else gets the sentence
+      if (path.startsWith('/_console/')) return sendError(res, 403, 'FORBIDDEN', refusal, headers);
+      const body = `${refusal}\n`;
+      res.writeHead(403, {
+        ...headers,
+        'content-type': 'text/plain; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-length': String(Buffer.byteLength(body)),
+      });
+      res.end(body);
+      return;
+    }
     const traced = telemetry.enabled && path.startsWith('/_console/');
     const run = () =>
       route(req, res).catch((err) => {
@@ -168,8 +197,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (!hostAllowed(req)) {
-      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    const refusal = hostRefusal(req);
+    if (refusal) {
+      const body = `${refusal}\n`;
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       return;
     }
     if (path === '/ws') busProxy.handleUpgrade(req, socket, head);

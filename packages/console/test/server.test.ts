@@ -247,6 +247,71 @@ describe('DNS rebinding', () => {
     expect(await raw('/_console/config', { host: `localhost:${port()}` })).toBe(200);
     expect(await raw('/ws', { ...upgrade, host: `127.0.0.1:${port()}` })).toBe(101);
   });
+
+  /** Status, content type and body of one GET with the given Host header. */
+  const get = (path: string, host: string) =>
+    new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      httpRequest(url(path), { headers: { host } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  it('refuses the UI itself to a foreign Host name: /, an asset and an unknown path, each saying why (issue 24 item 11)', async () => {
+    for (const host of [`evil.example:${port()}`, 'evil.example', `127.0.0.1.evil.example:${port()}`]) {
+      for (const path of ['/', '/index.html', '/assets/index-AbC123.js', '/some/page']) {
+        const res = await get(path, host);
+        expect(res.status, `${host} ${path}`).toBe(403);
+        expect(res.type).toBe('text/plain; charset=utf-8');
+        expect(res.body).toContain(`Host ${host} is not this console's address (DNS rebinding protection)`);
+        expect(res.body).toContain(console_.url);
+        expect(res.body).not.toContain('<div id="root">');
+        expect(res.body).not.toContain('console.log');
+      }
+    }
+    // the API says the same in its JSON shape
+    const api = await get('/_console/config', `evil.example:${port()}`);
+    expect(api.status).toBe(403);
+    expect(JSON.parse(api.body).error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('DNS rebinding protection') });
+  });
+
+  it('serves the UI under the loopback names and the configured --host', async () => {
+    // the test console is bound to 127.0.0.1, the default --host
+    for (const host of [`127.0.0.1:${port()}`, `localhost:${port()}`, `[::1]:${port()}`, '127.0.0.1', `app.localhost:${port()}`]) {
+      const index = await get('/', host);
+      expect(index.status, host).toBe(200);
+      expect(index.body).toContain('<div id="root">');
+      expect((await get('/assets/index-AbC123.js', host)).status, host).toBe(200);
+      expect((await get('/some/page', host)).status, host).toBe(404);
+    }
+  });
+
+  it('a console bound to --host localhost serves that name and still refuses foreign ones', async () => {
+    const named = await startTestConsole({ host: 'localhost', bridgePort: engine.busPort });
+    try {
+      const at = (path: string, host: string) =>
+        new Promise<number>((resolve, reject) => {
+          httpRequest({ host: 'localhost', port: named.port, path, headers: { host } }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+            .on('error', reject)
+            .end();
+        });
+      expect(await at('/', `localhost:${named.port}`)).toBe(200);
+      expect(await at('/assets/index-AbC123.js', `localhost:${named.port}`)).toBe(200);
+      expect(await at('/', `evil.example:${named.port}`)).toBe(403);
+      expect(await at('/assets/index-AbC123.js', `evil.example:${named.port}`)).toBe(403);
+    } finally {
+      await named.close();
+    }
+  });
 });
 
 describe('/_console/http/* (Test HTTP trigger)', () => {
