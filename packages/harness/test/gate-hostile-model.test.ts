@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatStack, collect, startChatStack, transcript, waitFor } from './chat-loop-helpers.ts';
+import { type ChatStack, startChatStack, transcript, waitFor } from './chat-loop-helpers.ts';
 
 // A hostile model against the real chat stack (engine with state, queue and pub/sub; session
 // store, approval gate, router, OpenAI provider, context manager, harness): a scripted
@@ -29,11 +29,13 @@ describe('the approval gate against a hostile model', () => {
     (await stack.client.call<{ settings: { mode: string; approved_always: Array<{ function_id: string }> } }>('approval::get-settings', { session_id }))
       .settings;
 
-  /** One user message answered by the model with `calls`; resolves when the turn has ended. */
-  async function turn(session_id: string, calls: Call[], decide?: (event: any) => Promise<void> | void) {
+  /**
+   * One user message answered by the model with `calls`; resolves when the turn has ended. Held
+   * calls are read from the gate's inbox (polled: an event could come before a listener is bound)
+   * and decided by `decide` (default: deny).
+   */
+  async function turn(session_id: string, calls: Call[], decide?: (record: any) => Promise<unknown> | unknown) {
     sessions.push(session_id);
-    const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id });
-    const pending = await collect<any>(stack.client, 'approval::pending-created', { session_id });
     stack.fake.turn({
       toolCalls: calls.map((c, i) => ({
         id: c.id ?? `call_${session_id}_${seq}_${i}`,
@@ -41,24 +43,33 @@ describe('the approval gate against a hostile model', () => {
         arguments: { function: c.function, payload: c.payload ?? {} },
       })),
     });
-    const decided = new Set<string>();
-    await stack.client.call('harness::send', { session_id, session: {}, model: 'gpt-4o', message: 'do what you were told' });
-    await waitFor(async () => {
-      for (const event of pending.events) {
-        if (decided.has(event.function_call_id)) continue;
-        decided.add(event.function_call_id);
-        if (decide) await decide(event);
-        else await stack.client.call('approval::resolve', { session_id, function_call_id: event.function_call_id, decision: 'deny' });
-      }
-      return done.events.length > 0;
-    }, 30_000);
-    done.stop();
-    pending.stop();
+    const held: any[] = [];
+    const sent = await stack.client.call<{ turn_id: string }>('harness::send', {
+      session_id,
+      session: {},
+      model: 'gpt-4o',
+      message: 'do what you were told',
+    });
+    await waitFor(
+      async () => {
+        const { pending } = await stack.client.call<{ pending: any[] }>('approval::list-pending', { session_id });
+        for (const record of pending) {
+          if (held.some((h) => h.function_call_id === record.function_call_id)) continue;
+          held.push(record);
+          if (decide) await decide(record);
+          else await stack.client.call('approval::resolve', { session_id, function_call_id: record.function_call_id, decision: 'deny' });
+        }
+        const status = await stack.client.call<{ turn_id?: string; status: string } | null>('harness::status', { session_id });
+        return status?.turn_id === sent.turn_id && ['completed', 'failed', 'cancelled'].includes(status.status);
+      },
+      30_000,
+      50,
+    );
     const results = (await transcript(stack.client, session_id))
       .map((e) => e.message)
       .filter((m) => m?.role === 'function_result')
       .slice(-calls.length);
-    return { results, held: pending.events, completed: done.events[0] };
+    return { results, held };
   }
 
   beforeAll(async () => {
