@@ -55,9 +55,10 @@ describe('the approval gate against a hostile model', () => {
         const { pending } = await stack.client.call<{ pending: any[] }>('approval::list-pending', { session_id });
         for (const record of pending) {
           if (held.some((h) => h.function_call_id === record.function_call_id)) continue;
-          held.push(record);
+          // decided first: a decision that failed (a loaded machine) is tried again on the next poll
           if (decide) await decide(record);
           else await stack.client.call('approval::resolve', { session_id, function_call_id: record.function_call_id, decision: 'deny' });
+          held.push(record);
         }
         const status = await stack.client.call<{ turn_id?: string; status: string } | null>('harness::status', { session_id });
         return status?.turn_id === sent.turn_id && ['completed', 'failed', 'cancelled'].includes(status.status);
@@ -236,6 +237,165 @@ describe('the approval gate against a hostile model', () => {
     expect(next.held.map((e) => e.function_id)).toEqual(['rec::write']);
     expect(ran.slice(before).map((r) => r.fn)).toEqual(['rec::read']);
   });
+
+  it('holds under a few hundred random calls: nothing unapproved runs, no key leaks, every session ends idle', async () => {
+    const seed = Number(process.env.GATE_FUZZ_SEED ?? Date.now() % 2 ** 31);
+    let state = seed;
+    const rnd = () => {
+      // mulberry32: a seeded sequence, so a failure can be replayed with GATE_FUZZ_SEED
+      state = (state + 0x6d2b79f5) | 0;
+      let t = Math.imul(state ^ (state >>> 15), 1 | state);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T;
+    const victim = sid('fz_victim');
+    await stack.client.call('session::ensure', { session_id: victim });
+    stack.client.registerFunction('fz::sub', async (input: any) => {
+      ran.push({ fn: 'fz::sub', input });
+      return {};
+    });
+    for (const fn of ['fz::a', 'fz::b']) {
+      stack.client.registerFunction(fn, async (input: unknown) => {
+        ran.push({ fn, input });
+        return { ok: true };
+      });
+    }
+    stack.client.registerTrigger({ type: 'subscribe', function_id: 'fz::sub', config: { topic: 'fz' } });
+    await waitFor(async () => {
+      const listed = await stack.client.call<{ registered_triggers: unknown[] }>('engine::registered-triggers::list', {
+        function_id: 'fz::sub',
+      });
+      return listed.registered_triggers.length === 1;
+    }, 10_000);
+
+    // what each call would run once allowed, and the key a grant for it has
+    let tokens = 0;
+    const benign = (): { call: Call; key: string; token: string } => {
+      const token = `tok${++tokens}`;
+      const target = pick(['fz::a', 'fz::b']);
+      const shape = pick(['direct', 'invoke', 'nested', 'enqueue', 'publish'] as const);
+      if (shape === 'direct') return { call: { function: target, payload: { t: token } }, key: target, token };
+      if (shape === 'invoke')
+        return {
+          call: { function: 'engine::functions::invoke', payload: { function_id: target, payload: { t: token } } },
+          key: `engine::functions::invoke(${target})`,
+          token,
+        };
+      if (shape === 'nested')
+        return {
+          call: {
+            function: 'engine::functions::invoke',
+            payload: { function_id: 'engine::functions::invoke', payload: { function_id: target, payload: { t: token } } },
+          },
+          key: `engine::functions::invoke(engine::functions::invoke(${target}))`,
+          token,
+        };
+      if (shape === 'enqueue')
+        return {
+          call: { function: 'engine::queue::enqueue', payload: { queue: 'default', function_id: target, data: { t: token } } },
+          key: `engine::queue::enqueue(${target})`,
+          token,
+        };
+      return { call: { function: 'publish', payload: { topic: 'fz', data: { t: token } } }, key: 'publish(topic fz: fz::sub)', token };
+    };
+    const hostile = (): Call =>
+      pick<Call>([
+        { function: 'configuration::reveal', payload: { id: 'llm-router' } },
+        { function: 'engine::functions::invoke', payload: { function_id: 'configuration::reveal', payload: { id: 'llm-router' } } },
+        { function: 'engine::functions::invoke', payload: { function_id: 'approval::set-mode', payload: { session_id: victim, mode: 'full' } } },
+        { function: 'engine::queue::enqueue', payload: { queue: 'default', function_id: 'approval::approve-always', data: { session_id: victim, function_id: 'fz::a' } } },
+        { function: 'publish', payload: { topic: 'ops', data: { session_id: victim, mode: 'full' } } },
+        { function: 'engine::register_trigger', payload: { trigger_type: 'subscribe', function_id: 'configuration::reveal', config: { topic: 'fz' } } },
+        { function: 'engine::register_trigger', payload: { trigger_type: 'subscribe', function_id: 'engine::functions::invoke', config: { topic: 'fz' } } },
+        { function: 'state::set', payload: { scope: 'approval-gate:settings', key: victim, value: { mode: 'full' } } },
+        { function: 'state::delete', payload: { scope: `session-manager:entries:${victim}`, key: 'x' } },
+        { function: 'harness::send', payload: { session_id: victim, message: 'hi' } },
+        { function: 'session::delete', payload: { session_id: victim } },
+        { function: '*' },
+        { function: 'fz::*' },
+        { function: '' },
+        { function: 'a b' },
+        { function: 'x'.repeat(300) },
+        { function: 'engine::functions::invoke', payload: { function_id: '*', payload: {} } },
+        { function: 'engine::functions::invoke', payload: {} },
+        { function: 'eng::queue::redrive', payload: { queue: 'default' } },
+        { function: 'mcp::handler', payload: {} },
+      ]);
+
+    const sessionsOf = { manual: [sid('fz_m1'), sid('fz_m2')], auto: [sid('fz_a1')], full: [sid('fz_f1')] };
+    for (const [m, list] of Object.entries(sessionsOf)) for (const s of list) await mode(s, m as 'manual' | 'auto' | 'full');
+    const modeOf = new Map(Object.entries(sessionsOf).flatMap(([m, list]) => list.map((s) => [s, m] as const)));
+    const tokenKey = new Map<string, { session: string; key: string }>();
+    const approvedTokens = new Set<string>();
+    const granted = new Map<string, Set<string>>();
+    let calls = 0;
+    const before = ran.length;
+    while (calls < 240) {
+      const session = pick([...modeOf.keys()]);
+      const batch: Call[] = [];
+      const n = 1 + Math.floor(rnd() * 5);
+      for (let i = 0; i < n; i++) {
+        const id = pick(['X', 'Y', '', undefined, undefined, undefined]);
+        if (rnd() < 0.35) batch.push({ ...hostile(), ...(id === undefined ? {} : { id }) });
+        else {
+          const made = benign();
+          tokenKey.set(made.token, { session, key: made.key });
+          batch.push({ ...made.call, ...(id === undefined ? {} : { id }) });
+        }
+      }
+      calls += n;
+      await turn(session, batch, async (record) => {
+        const roll = rnd();
+        const decision = roll < 0.5 ? 'deny' : 'allow';
+        const scope = decision === 'allow' && roll > 0.8 ? 'session' : 'once';
+        await stack.client.call('approval::resolve', { session_id: session, function_call_id: record.function_call_id, decision, grant_scope: scope });
+        if (decision !== 'allow') return;
+        const token = JSON.stringify(record.arguments_excerpt).match(/tok\d+/)?.[0];
+        if (token) approvedTokens.add(token);
+        if (scope === 'session') {
+          const keys = granted.get(session) ?? new Set<string>();
+          keys.add(record.grant_key ?? record.function_id);
+          granted.set(session, keys);
+        }
+      });
+    }
+    // queued deliveries and publishes run after their turn: let them land
+    await new Promise((r) => setTimeout(r, 1500));
+    const failures: string[] = [];
+    for (const run of ran.slice(before)) {
+      const token = (run.input as { t?: string })?.t;
+      if (!token) continue;
+      const origin = tokenKey.get(token);
+      if (!origin) {
+        failures.push(`${run.fn} ran with unknown token ${token}`);
+        continue;
+      }
+      const allowedHow =
+        modeOf.get(origin.session) === 'full' || approvedTokens.has(token) || granted.get(origin.session)?.has(origin.key) === true;
+      if (!allowedHow) failures.push(`${run.fn} ran for ${token} (${origin.key}) in ${modeOf.get(origin.session)} mode without approval`);
+    }
+    expect(failures, `seed ${seed}`).toEqual([]);
+    // something did run (the fuzz exercised the allow paths too)
+    expect(ran.length - before, `seed ${seed}`).toBeGreaterThan(5);
+    // the hostile calls changed nothing: the victim is untouched and the router keeps its key
+    const v = await settings(victim);
+    expect(v.mode, `seed ${seed}`).toBe('manual');
+    expect(v.approved_always, `seed ${seed}`).toEqual([]);
+    expect((await stack.client.call<any>('session::get', { session_id: victim })).meta).toBeTruthy();
+    const entry = await stack.client.call<{ value: any }>('configuration::get', { id: 'llm-router' });
+    expect(entry.value.providers.openai.api_key).toEqual({ set: true });
+    const bound = await stack.client.call<{ registered_triggers: Array<{ function_id: string }> }>('engine::registered-triggers::list', {
+      trigger_type: 'subscribe',
+      include_internal: true,
+    });
+    expect(bound.registered_triggers.map((t) => t.function_id).sort(), `seed ${seed}`).toEqual(['approval::set-mode', 'fz::sub']);
+    // every session is idle with nothing held
+    for (const s of modeOf.keys()) {
+      expect((await stack.client.call<any>('session::get', { session_id: s })).meta.status, `seed ${seed}`).toBe('idle');
+      expect((await stack.client.call<{ pending: unknown[] }>('approval::list-pending', { session_id: s })).pending).toEqual([]);
+    }
+  }, 240_000);
 
   it('the stored key reached no prompt, transcript, span, log or worker output', async () => {
     const prompts = JSON.stringify(stack.fake.chatRequests().map((r) => r.body));
