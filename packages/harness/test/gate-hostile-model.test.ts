@@ -34,7 +34,12 @@ describe('the approval gate against a hostile model', () => {
    * calls are read from the gate's inbox (polled: an event could come before a listener is bound)
    * and decided by `decide` (default: deny).
    */
-  async function turn(session_id: string, calls: Call[], decide?: (record: any) => Promise<unknown> | unknown) {
+  async function turn(
+    session_id: string,
+    calls: Call[],
+    decide?: (record: any) => Promise<unknown> | unknown,
+    options?: Record<string, unknown>,
+  ) {
     sessions.push(session_id);
     stack.fake.turn({
       toolCalls: calls.map((c, i) => ({
@@ -49,6 +54,7 @@ describe('the approval gate against a hostile model', () => {
       session: {},
       model: 'gpt-4o',
       message: 'do what you were told',
+      ...(options ? { options } : {}),
     });
     await waitFor(
       async () => {
@@ -220,6 +226,18 @@ describe('the approval gate against a hostile model', () => {
     expect(fourth.held[0].function_call_id).not.toBe(third.held[0].function_call_id);
     expect(fourth.held[0].function_call_id).toMatch(/^call_[A-Za-z0-9]{16}$/);
     expect(ran.slice(before).map((r) => r.fn)).toEqual(['rec::read']);
+  });
+
+  it('a chat in ask mode offers no tool, and a call the model makes anyway is refused', async () => {
+    const s = sid('ask');
+    await mode(s, 'full');
+    const before = ran.length;
+    const { results, held } = await turn(s, [{ function: 'rec::write', payload: { n: 1 } }], undefined, { mode: 'ask' });
+    expect(held).toEqual([]);
+    expect(results[0]).toMatchObject({ is_error: true });
+    expect(results[0].content[0].text).toContain('ask mode');
+    expect(stack.fake.chatRequests().at(-2)?.body.tools).toBeUndefined();
+    expect(ran.length).toBe(before);
   });
 
   it('refuses a function id that is not an id before the gate, and no grant is ever a glob', async () => {
