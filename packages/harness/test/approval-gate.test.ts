@@ -161,12 +161,23 @@ describe('held calls', () => {
       session_description: 'prod',
       session_metadata: { team: 'ops' },
       status: 'pending',
+      call_digest: expect.any(String),
+      runs: ['deploy::run'],
     });
     const { status: _s, ...stored } = record;
     expect(await call('approval::get-pending', { session_id, function_call_id: id })).toEqual({ pending: stored });
     expect((await call('approval::list-pending', { metadata: { team: 'ops' } })).pending).toEqual([stored]);
     // the same call asked again joins the record: no second event
-    const again = call('approval::request', { session_id, turn_id: 'turn-9', call: { id, function_id: 'deploy::run' } });
+    const args = { service: 'api', api_key: 'sk-should-not-show' };
+    const again = call('approval::request', { session_id, turn_id: 'turn-9', call: { id, function_id: 'deploy::run', arguments: args } });
+    // another call under the same id never joins the record's decision: it is refused at once
+    const imposter = await call('approval::request', {
+      session_id,
+      turn_id: 'turn-9',
+      call: { id, function_id: 'deploy::run', arguments: { service: 'db' } },
+    });
+    expect(imposter).toMatchObject({ decision: 'deny' });
+    expect(imposter.reason).toContain('already held for another call');
 
     // two people decide at once: exactly one decision applies
     const decisions = await Promise.all([
@@ -195,11 +206,20 @@ describe('held calls', () => {
     expect(await call('approval::get-pending', { session_id, function_call_id: id })).toBeNull();
     expect(await call('approval::resolve', { session_id, function_call_id: id, decision: 'allow' })).toEqual({ resolved: false });
     // a late repeat of the settled call gets its decision instead of a new hold
-    expect((await call('approval::request', { session_id, turn_id: 'turn-9', call: { id, function_id: 'deploy::run' } })).decision).toBe(
-      winner,
-    );
+    expect(
+      (await call('approval::request', { session_id, turn_id: 'turn-9', call: { id, function_id: 'deploy::run', arguments: args } })).decision,
+    ).toBe(winner);
     await sleep(200);
     expect(created.events).toHaveLength(1);
+    // the id reused for another call (other arguments, or the same call in another turn) is a new
+    // call: the settled decision does not carry over to it
+    for (const reuse of [
+      { turn_id: 'turn-9', call: { id, function_id: 'deploy::run', arguments: { service: 'db' } } },
+      { turn_id: 'turn-10', call: { id, function_id: 'deploy::run', arguments: args } },
+    ]) {
+      expect(await call('approval::request', { session_id, ...reuse, wait: false })).toMatchObject({ decision: 'hold' });
+      await call('approval::resolve', { session_id, function_call_id: id, decision: 'deny' });
+    }
     created.unbind();
     resolved.unbind();
   });

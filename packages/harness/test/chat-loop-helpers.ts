@@ -196,12 +196,14 @@ export async function startChatStack(
     stateFile?: string;
     dataDir?: string;
     env?: Partial<Record<Role, Record<string, string>>>;
+    /** More engine modules (YAML entries under `workers:`), e.g. the queue and pub/sub. */
+    engineExtra?: string;
   } = {},
 ): Promise<ChatStack> {
   const { FakeOpenAI } = await import('./fakes/openai.ts');
   const fake = await new FakeOpenAI().start();
   fake.models = ['gpt-4o', 'gpt-4o-mini', 'local-small'];
-  const engine = await startChatEngine({ stateFile: options.stateFile, dataDir: options.dataDir });
+  const engine = await startChatEngine({ stateFile: options.stateFile, dataDir: options.dataDir, extra: options.engineExtra });
   const client = await testClient(engine);
   const key = options.key === undefined ? 'sk-stack-test-key-0123456789' : options.key;
   const roles = options.roles ?? ['session', 'router', 'provider-openai', 'context', 'harness'];

@@ -43,6 +43,16 @@ const FunctionInput = z.object({
   }),
 });
 
+/** A grant names one function (or one wrapper chain) literally: no glob characters. */
+const GrantInput = z.object({
+  session_id: plainId('session_id'),
+  function_id: z
+    .string({ error: (i) => (i.input === undefined ? 'function_id is required' : 'function_id must be a string') })
+    .min(1, { error: 'function_id must not be empty' })
+    .max(4096, { error: 'function_id is too long' })
+    .refine((v) => !/[*?]/.test(v), { error: 'function_id must name one function literally (a grant is never a glob)' }),
+});
+
 export class SettingsStore {
   private readonly cache = new Map<string, ApprovalSettings | null>();
   private readonly chains = new Map<string, Promise<unknown>>();
@@ -149,8 +159,8 @@ export function registerSettingsFunctions(client: EngClient, store: SettingsStor
   );
   fn(
     'approval::approve-always',
-    "Record a per-session 'approve always' grant, honoured in every mode. Human/console only",
-    FunctionInput,
+    "Record a per-session 'approve always' grant for one function id (literal, never a glob), honoured in every mode. Human/console only",
+    GrantInput,
     async (input) => ({
       settings: await store.mutate(input.session_id, (s) => grant(s.approved_always, input.function_id, Date.now())),
     }),

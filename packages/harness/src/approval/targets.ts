@@ -85,6 +85,12 @@ const WRAPPERS: Record<string, Unwrap> = {
   'engine::register_trigger': async (p) => [
     { function_id: p.function_id, payload: UNKNOWN, label: `trigger ${typeof p.trigger_type === 'string' ? p.trigger_type : '?'}` },
   ],
+  // a cron trigger fired by hand runs its function with the schedule's payload
+  'eng::cron::trigger_now': async (p, lookup) => {
+    if (typeof p.trigger_id !== 'string' || !p.trigger_id) return 'it names no trigger_id';
+    const fn = await lookup.triggerFunction(p.trigger_id);
+    return fn ? [{ function_id: fn, payload: { manual: true }, label: `cron ${p.trigger_id}` }] : 'no such trigger';
+  },
   'engine::unregister_trigger': async (p, lookup) => {
     if (typeof p.id !== 'string' || !p.id) return 'it names no trigger id';
     const fn = await lookup.triggerFunction(p.id);

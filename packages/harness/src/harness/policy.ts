@@ -36,7 +36,11 @@ export class FunctionPolicy {
   private readonly allow: RegExp[];
   private readonly deny: RegExp[];
 
-  constructor(options: { allow?: string[]; deny?: string[] } = {}) {
+  /** Set when the chat may call nothing at all (ask mode): every call is refused with this reason. */
+  private readonly closed?: string;
+
+  constructor(options: { allow?: string[]; deny?: string[]; closed?: string } = {}) {
+    this.closed = options.closed;
     const deny = [...ALWAYS_DENIED, ...(options.deny ?? [])];
     const allow = options.allow?.length ? options.allow : ['*'];
     // `!glob` in allow is a deny, as the approval-gate rules write it
@@ -46,6 +50,7 @@ export class FunctionPolicy {
 
   /** Why the function may not be called, or undefined when it may. */
   refusal(functionId: string): string | undefined {
+    if (this.closed) return this.closed;
     if (this.deny.some((re) => re.test(functionId))) return `${functionId} is not callable from a chat (denied by policy)`;
     if (!this.allow.some((re) => re.test(functionId))) return `${functionId} is not in the functions this chat may call`;
     return undefined;

@@ -41,7 +41,13 @@ export class StepInputs {
       .catch(() => undefined);
     const functions = r.options.functions ?? {};
     const policy = gateDenials(this.client).then(
-      (deny) => new FunctionPolicy({ allow: functions.allow, deny: [...(functions.deny ?? []), ...deny] }),
+      (deny) =>
+        new FunctionPolicy({
+          allow: functions.allow,
+          deny: [...(functions.deny ?? []), ...deny],
+          // no tool is offered in ask mode; a model that calls one anyway is refused, not obeyed
+          ...(mode === 'ask' ? { closed: 'this chat is in ask mode: it calls no functions' } : {}),
+        }),
     );
     const [transcript, model, catalogue, override, allowed] = await Promise.all([
       readTranscript(this.client, r.session_id),
