@@ -324,7 +324,15 @@ describe('attachments', () => {
     expect((await failure(call('session::put-attachment', { session_id, name: '  ', data: 'AAAA' }))).message).toContain('name');
     // the limit lives in the session-manager configuration entry (8 MiB) and reloads live
     const settings = (await call('configuration::get', { id: 'session-manager' })).value;
-    expect(settings).toEqual({ default_list_limit: 50, max_list_limit: 500, max_attachment_bytes: 8 * 1024 * 1024 });
+    expect(settings).toEqual({
+      default_list_limit: 50,
+      max_list_limit: 500,
+      max_attachment_bytes: 8 * 1024 * 1024,
+      max_message_bytes: 8 * 1024 * 1024,
+      max_session_bytes: 64 * 1024 * 1024,
+      max_total_bytes: 1024 * 1024 * 1024,
+      max_sessions: 2000,
+    });
     await call('configuration::set', { id: 'session-manager', value: { ...settings, max_attachment_bytes: 1024 } });
     const big = Buffer.alloc(1025).toString('base64');
     // a probe session shows when the worker has reloaded (until then the probe's upload succeeds)

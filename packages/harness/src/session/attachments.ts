@@ -4,6 +4,7 @@ import { registerHandler } from '../shared/functions.ts';
 import { persist, type SessionContext } from './context.ts';
 import { attachmentRefs } from './entries.ts';
 import { sessionError } from './errors.ts';
+import { checkGrowth } from './quota.ts';
 import { attachmentDataScope, attachmentsScope } from './store.ts';
 import { type AttachmentMeta, idField } from './types.ts';
 
@@ -48,9 +49,11 @@ export function registerAttachments(ctx: SessionContext): void {
 
   fn('session::put-attachment', 'Store a file (base64) for a session; returns the file block a message embeds', PutInput, async (input) => {
     if (input.name.trim() === '') throw sessionError('invalid_request', 'session::put-attachment: name must not be blank');
-    const session = ctx.store.require(input.session_id);
+    ctx.store.require(input.session_id);
     const bytes = decode(input.data, ctx.settings().max_attachment_bytes);
-    const index = await ctx.store.attachments(session.session_id);
+    const index = await ctx.store.attachments(input.session_id);
+    const session = ctx.store.require(input.session_id);
+    checkGrowth(ctx, 'session::put-attachment', session.session_id, ctx.store.usage(session.session_id), bytes.length);
     const meta: AttachmentMeta = {
       attachment_id: `a_${randomUUID()}`,
       session_id: session.session_id,
@@ -61,9 +64,11 @@ export function registerAttachments(ctx: SessionContext): void {
       created_at: ctx.now(),
     };
     index.set(meta.attachment_id, meta);
+    session.content_bytes = (session.content_bytes ?? 0) + meta.size;
     await persist(ctx, session.session_id, 'storing the attachment', [
       ctx.store.kv.set(attachmentDataScope(session.session_id), meta.attachment_id, bytes.toString('base64')),
       ctx.store.kv.set(attachmentsScope(session.session_id), meta.attachment_id, meta),
+      ctx.store.saveSession(session),
     ]);
     return {
       attachment: meta,
@@ -101,16 +106,19 @@ export function registerAttachments(ctx: SessionContext): void {
       if (attachmentRefs(entry).includes(input.attachment_id))
         throw sessionError('attachment_in_use', `attachment ${input.attachment_id} is referenced by entry ${entry.id}`);
     }
+    const size = index.get(input.attachment_id)?.size ?? 0;
     index.delete(input.attachment_id);
-    const writes = [
-      ctx.store.kv.delete(attachmentsScope(session.session_id), input.attachment_id),
-      ctx.store.kv.delete(attachmentDataScope(session.session_id), input.attachment_id),
-    ];
+    session.content_bytes = Math.max(0, (session.content_bytes ?? 0) - size);
     if (session.draft_attachments?.some((a) => a.attachment_id === input.attachment_id)) {
       session.draft_attachments = session.draft_attachments.filter((a) => a.attachment_id !== input.attachment_id);
       if (session.draft_attachments.length === 0) delete session.draft_attachments;
-      writes.push(ctx.store.saveSession(session));
     }
+    // the record goes with it: its byte count (and draft) changed
+    const writes = [
+      ctx.store.kv.delete(attachmentsScope(session.session_id), input.attachment_id),
+      ctx.store.kv.delete(attachmentDataScope(session.session_id), input.attachment_id),
+      ctx.store.saveSession(session),
+    ];
     await persist(ctx, session.session_id, 'deleting the attachment', writes);
     return { deleted: true };
   });

@@ -6,6 +6,7 @@ import { persist, type SessionContext } from './context.ts';
 import { sessionError } from './errors.ts';
 import { SessionEvent, subjectOf } from './events.ts';
 import { effectiveLimit, pageSessions } from './paging.ts';
+import { checkGrowth, checkSessionCount } from './quota.ts';
 import { publicMeta } from './store.ts';
 import { idField, MetadataField, SessionStatus, type StoredSession } from './types.ts';
 
@@ -63,6 +64,7 @@ export function newSession(ctx: SessionContext, id: string, fields: z.infer<type
     message_count: 0,
     active_leaf: null,
     next_seq: 0,
+    content_bytes: 0,
   };
 }
 
@@ -77,10 +79,18 @@ export function emitCreated(ctx: SessionContext, session: StoredSession): void {
   });
 }
 
-async function createSession(ctx: SessionContext, session: StoredSession): Promise<void> {
+/** Store a new session, if the quotas leave room for it. */
+async function createSession(ctx: SessionContext, fn: string, session: StoredSession): Promise<void> {
+  checkSessionCount(ctx, fn);
+  checkGrowth(ctx, fn, session.session_id, 0, ctx.store.usageOf(session));
   ctx.store.sessions.set(session.session_id, session);
   await persist(ctx, session.session_id, 'storing the session', [ctx.store.saveSession(session)]);
   emitCreated(ctx, session);
+}
+
+/** Bytes a session's record grows by when `next` replaces it. */
+function growth(ctx: SessionContext, session: StoredSession, next: StoredSession): number {
+  return ctx.store.usageOf(next) - ctx.store.usageOf(session);
 }
 
 export function registerLifecycle(ctx: SessionContext): void {
@@ -89,7 +99,7 @@ export function registerLifecycle(ctx: SessionContext): void {
 
   fn('session::create', 'Create a session at status idle; fires session::created', CreateInput, async (input) => {
     const session = newSession(ctx, `s_${randomUUID()}`, input);
-    await createSession(ctx, session);
+    await createSession(ctx, 'session::create', session);
     return { session_id: session.session_id, meta: publicMeta(session) };
   });
 
@@ -97,7 +107,7 @@ export function registerLifecycle(ctx: SessionContext): void {
     const existing = ctx.store.sessions.get(input.session_id);
     if (existing) return { session_id: existing.session_id, meta: publicMeta(existing), created: false };
     const session = newSession(ctx, input.session_id, input);
-    await createSession(ctx, session);
+    await createSession(ctx, 'session::ensure', session);
     return { session_id: session.session_id, meta: publicMeta(session), created: true };
   });
 
@@ -132,7 +142,10 @@ export function registerLifecycle(ctx: SessionContext): void {
       if (input.metadata !== undefined && !jsonEqual(input.metadata ?? undefined, session.metadata))
         changes.metadata = input.metadata ?? undefined;
       if (Object.keys(changes).length === 0) return { meta: publicMeta(session) };
-      Object.assign(session, changes, { updated_at: ctx.now() });
+      const next: StoredSession = { ...session, ...changes, updated_at: ctx.now() };
+      if (next.metadata === undefined) delete next.metadata;
+      checkGrowth(ctx, 'session::set-meta', session.session_id, ctx.store.usage(session.session_id), growth(ctx, session, next));
+      Object.assign(session, changes, { updated_at: next.updated_at });
       if (session.metadata === undefined) delete session.metadata;
       await persist(ctx, session.session_id, 'storing the session meta', [ctx.store.saveSession(session)]);
       ctx.events.emit(SessionEvent.MetaUpdated, subjectOf(session), {
@@ -151,13 +164,16 @@ export function registerLifecycle(ctx: SessionContext): void {
     "Park or clear the composer's unsent text and attachments (no event, order unchanged)",
     SetDraftInput,
     async (input) => {
+      ctx.store.require(input.session_id);
+      const index = input.attachment_ids != null ? await ctx.store.attachments(input.session_id) : undefined;
       const session = ctx.store.require(input.session_id);
+      // the draft is built apart and checked against the quotas before the session changes
+      const next: StoredSession = { ...session };
       if (input.draft !== undefined) {
-        if (input.draft === null || input.draft.trim() === '') delete session.draft;
-        else session.draft = input.draft;
+        if (input.draft === null || input.draft.trim() === '') delete next.draft;
+        else next.draft = input.draft;
       }
-      if (input.attachment_ids != null) {
-        const index = await ctx.store.attachments(session.session_id);
+      if (input.attachment_ids != null && index) {
         const metas = input.attachment_ids.map((id) => {
           const meta = index.get(id);
           if (!meta)
@@ -167,9 +183,14 @@ export function registerLifecycle(ctx: SessionContext): void {
             );
           return meta;
         });
-        if (metas.length) session.draft_attachments = metas;
-        else delete session.draft_attachments;
+        if (metas.length) next.draft_attachments = metas;
+        else delete next.draft_attachments;
       }
+      checkGrowth(ctx, 'session::set-draft', session.session_id, ctx.store.usage(session.session_id), growth(ctx, session, next));
+      if (next.draft === undefined) delete session.draft;
+      else session.draft = next.draft;
+      if (next.draft_attachments === undefined) delete session.draft_attachments;
+      else session.draft_attachments = next.draft_attachments;
       await persist(ctx, session.session_id, 'storing the draft', [ctx.store.saveSession(session)]);
       return { draft: session.draft ?? null, attachments: session.draft_attachments ?? [] };
     },

@@ -7,6 +7,7 @@ import { attachmentRefs, messageItem, pathTo, publicEntry, requireEntry } from '
 import { sessionError } from './errors.ts';
 import { emitCreated, newSession } from './lifecycle.ts';
 import { decodeCursor, effectiveLimit, encodeCursor } from './paging.ts';
+import { checkGrowth, checkSessionCount } from './quota.ts';
 import { publicMeta } from './store.ts';
 import { idField, Role, type StoredEntry } from './types.ts';
 
@@ -105,6 +106,7 @@ export function registerTranscriptReads(ctx: SessionContext): void {
     async (input) => {
       ctx.store.require(input.session_id);
       const entries = await ctx.store.entries(input.session_id);
+      const attachments = await ctx.store.attachments(input.session_id);
       const source = ctx.store.require(input.session_id);
       requireEntry(entries, source.session_id, input.entry_id);
       const path = pathTo(entries, input.entry_id);
@@ -132,6 +134,13 @@ export function registerTranscriptReads(ctx: SessionContext): void {
         for (const ref of attachmentRefs(copy)) referenced.add(ref);
       }
       fork.active_leaf = ids.get(input.entry_id) ?? null;
+      // the copy counts like any session: its entries, the attachments they refer to, its record
+      let bytes = 0;
+      for (const copy of copies.values()) bytes += ctx.store.entryBytes(copy);
+      for (const ref of referenced) bytes += attachments.get(ref)?.size ?? 0;
+      fork.content_bytes = bytes;
+      checkSessionCount(ctx, 'session::fork');
+      checkGrowth(ctx, 'session::fork', fork.session_id, 0, ctx.store.usageOf(fork));
       ctx.store.sessions.set(fork.session_id, fork);
       ctx.store.cacheTranscript(fork.session_id, copies);
       const writes = [...copies.values()].map((entry) => ctx.store.saveEntry(fork.session_id, entry));

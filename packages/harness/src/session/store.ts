@@ -12,6 +12,11 @@ export const attachmentDataScope = (sessionId: string) => `session-manager:attac
 /** Transcripts kept in memory at once; the least recently used beyond this are re-read on demand. */
 const CACHED_TRANSCRIPTS = 256;
 
+/** Bytes a value takes stored: its JSON in UTF-8 (how the quotas measure entries and records). */
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
+
 /**
  * The session store's memory over its durable state: every session's meta (loaded at start, so
  * `get` and `list` never touch storage) and the transcripts of recently used sessions. Mutations
@@ -23,12 +28,81 @@ export class SessionStore {
   private readonly transcripts = new Map<string, Map<string, StoredEntry>>();
   private readonly loading = new Map<string, Promise<Map<string, StoredEntry>>>();
   private readonly attachmentIndex = new Map<string, Map<string, AttachmentMeta>>();
+  /**
+   * The quotas' count per session: its `content_bytes` (entries and attachments) plus its record's
+   * own JSON, as of its latest save; `total` is their sum. Every write that changes a session saves
+   * its record, so the count follows each write (`track`).
+   */
+  private readonly counted = new Map<string, number>();
+  private total = 0;
+  /** Entry sizes measured so far; update-message replaces an entry's message in place and sets it again. */
+  private readonly entrySizes = new WeakMap<StoredEntry, number>();
 
   constructor(readonly kv: StateKv) {}
 
   async init(): Promise<number> {
     for (const { key, value } of await this.kv.list<StoredSession>(SESSIONS_SCOPE)) this.sessions.set(key, value);
+    for (const session of this.sessions.values()) {
+      if (session.content_bytes !== undefined) {
+        this.track(session);
+        continue;
+      }
+      // a record from before the quotas: count what the session holds once, and keep the count with it
+      session.content_bytes = await this.measure(session.session_id);
+      await this.saveSession(session);
+    }
     return this.sessions.size;
+  }
+
+  /** Bytes of a session's entries and attachments, read from storage. */
+  private async measure(sessionId: string): Promise<number> {
+    let bytes = 0;
+    for (const { value } of await this.kv.list<StoredEntry>(entriesScope(sessionId))) bytes += jsonBytes(value);
+    for (const { value } of await this.kv.list<AttachmentMeta>(attachmentsScope(sessionId))) bytes += value.size;
+    return bytes;
+  }
+
+  /** Bytes the session holds, as the quotas count them (0 when unknown). */
+  usage(sessionId: string): number {
+    return this.counted.get(sessionId) ?? 0;
+  }
+
+  /** What `session` would hold with its record as it is now (a candidate not stored yet). */
+  usageOf(session: StoredSession): number {
+    return (session.content_bytes ?? 0) + jsonBytes(session);
+  }
+
+  /** Bytes all sessions hold together. */
+  get totalBytes(): number {
+    return this.total;
+  }
+
+  /** The stored size of an entry (measured once, then kept). */
+  entryBytes(entry: StoredEntry): number {
+    let size = this.entrySizes.get(entry);
+    if (size === undefined) {
+      size = jsonBytes(entry);
+      this.entrySizes.set(entry, size);
+    }
+    return size;
+  }
+
+  /** An entry changed in place: its new stored size. */
+  setEntryBytes(entry: StoredEntry, bytes: number): void {
+    this.entrySizes.set(entry, bytes);
+  }
+
+  /** Count the session as it is now (a session deleted meanwhile is not counted back). */
+  private track(session: StoredSession): void {
+    if (this.sessions.get(session.session_id) !== session) return;
+    const now = this.usageOf(session);
+    this.total += now - (this.counted.get(session.session_id) ?? 0);
+    this.counted.set(session.session_id, now);
+  }
+
+  private untrack(sessionId: string): void {
+    this.total -= this.counted.get(sessionId) ?? 0;
+    this.counted.delete(sessionId);
   }
 
   /** The session or `session/not_found`. */
@@ -86,6 +160,7 @@ export class SessionStore {
   }
 
   saveSession(session: StoredSession): Promise<void> {
+    this.track(session);
     return this.kv.set(SESSIONS_SCOPE, session.session_id, session);
   }
 
@@ -102,8 +177,13 @@ export class SessionStore {
     this.attachmentIndex.delete(sessionId);
     try {
       const stored = await this.kv.get<StoredSession>(SESSIONS_SCOPE, sessionId);
-      if (stored) this.sessions.set(sessionId, stored);
-      else this.sessions.delete(sessionId);
+      if (stored) {
+        this.sessions.set(sessionId, stored);
+        this.track(stored);
+      } else {
+        this.sessions.delete(sessionId);
+        this.untrack(sessionId);
+      }
     } catch {
       // storage still failing: keep what memory has; the caller already reports the failure
     }
@@ -112,6 +192,7 @@ export class SessionStore {
   /** Forget the session in memory at once (readers see it gone), then remove its keys. */
   async delete(sessionId: string): Promise<void> {
     this.sessions.delete(sessionId);
+    this.untrack(sessionId);
     this.transcripts.delete(sessionId);
     this.attachmentIndex.delete(sessionId);
     await this.kv.delete(SESSIONS_SCOPE, sessionId);
@@ -125,6 +206,6 @@ export class SessionStore {
 
 /** The public meta of a stored session (without the store's bookkeeping). */
 export function publicMeta(session: StoredSession): SessionMeta {
-  const { active_leaf: _leaf, next_seq: _seq, ...meta } = session;
+  const { active_leaf: _leaf, next_seq: _seq, content_bytes: _bytes, ...meta } = session;
   return meta;
 }

@@ -5,6 +5,8 @@ import { persist, type SessionContext } from './context.ts';
 import { requireEntry, roleOf } from './entries.ts';
 import { sessionError } from './errors.ts';
 import { SessionEvent, subjectOf } from './events.ts';
+import { checkGrowth, checkMessageSize } from './quota.ts';
+import { jsonBytes } from './store.ts';
 import {
   AgentMessage,
   AssistantPatch,
@@ -47,27 +49,37 @@ const UpdateInput = z.object({
 
 type NewEntry = { message: AgentMessage } | { custom: { custom_type: string; data?: unknown } };
 
-/** Add one entry under `parentId` in memory and move the leaf to it (the caller persists). */
-function addEntry(
-  ctx: SessionContext,
-  session: StoredSession,
-  entries: Map<string, StoredEntry>,
-  parentId: string | null,
-  id: string,
-  body: NewEntry,
-  origin?: Origin,
-) {
+/** A new entry under `parentId` with sequence number `seq` (nothing changes yet). */
+function makeEntry(ctx: SessionContext, parentId: string | null, id: string, seq: number, body: NewEntry, origin?: Origin): StoredEntry {
   const now = ctx.now();
-  const base = { id, parent_id: parentId, timestamp: now, revision: 0, seq: session.next_seq++, ...(origin ? { origin } : {}) };
-  const entry: StoredEntry =
-    'message' in body
-      ? { ...base, kind: 'message', message: { ...body.message, timestamp: body.message.timestamp ?? now } }
-      : { ...base, kind: 'custom', custom_type: body.custom.custom_type, data: body.custom.data ?? null };
-  entries.set(id, entry);
-  session.active_leaf = id;
+  const base = { id, parent_id: parentId, timestamp: now, revision: 0, seq, ...(origin ? { origin } : {}) };
+  return 'message' in body
+    ? { ...base, kind: 'message', message: { ...body.message, timestamp: body.message.timestamp ?? now } }
+    : { ...base, kind: 'custom', custom_type: body.custom.custom_type, data: body.custom.data ?? null };
+}
+
+/**
+ * Refuse entries the quotas do not leave room for (each against max_message_bytes, together
+ * against the session's and the store's bytes), before anything changes.
+ */
+function checkEntries(ctx: SessionContext, fn: string, session: StoredSession, added: StoredEntry[]): void {
+  let bytes = 0;
+  for (const entry of added) {
+    const size = ctx.store.entryBytes(entry);
+    checkMessageSize(ctx, fn, size);
+    bytes += size;
+  }
+  checkGrowth(ctx, fn, session.session_id, ctx.store.usage(session.session_id), bytes);
+}
+
+/** Put a checked entry in memory and move the leaf to it (the caller persists). */
+function addEntry(ctx: SessionContext, session: StoredSession, entries: Map<string, StoredEntry>, entry: StoredEntry): void {
+  entries.set(entry.id, entry);
+  session.next_seq = Math.max(session.next_seq, entry.seq + 1);
+  session.active_leaf = entry.id;
   if (entry.kind === 'message') session.message_count++;
-  session.updated_at = now;
-  return entry;
+  session.content_bytes = (session.content_bytes ?? 0) + ctx.store.entryBytes(entry);
+  session.updated_at = entry.timestamp;
 }
 
 function emitAdded(ctx: SessionContext, session: StoredSession, entry: StoredEntry): void {
@@ -115,7 +127,10 @@ export function registerTranscriptWrites(ctx: SessionContext): void {
       }
       const parent = parentOf(session, entries, input.parent_id);
       const body: NewEntry = input.message ? { message: input.message as AgentMessage } : { custom: input.custom! };
-      const entry = addEntry(ctx, session, entries, parent, input.entry_id ?? `e_${randomUUID()}`, body, input.origin ?? undefined);
+      const id = input.entry_id ?? `e_${randomUUID()}`;
+      const entry = makeEntry(ctx, parent, id, session.next_seq, body, input.origin ?? undefined);
+      checkEntries(ctx, 'session::append', session, [entry]);
+      addEntry(ctx, session, entries, entry);
       await persist(ctx, session.session_id, 'storing the entry', [
         ctx.store.saveEntry(session.session_id, entry),
         ctx.store.saveSession(session),
@@ -131,18 +146,14 @@ export function registerTranscriptWrites(ctx: SessionContext): void {
     let parent = parentOf(session, entries, input.parent_id);
     const added: StoredEntry[] = [];
     for (const message of input.messages) {
-      const entry = addEntry(
-        ctx,
-        session,
-        entries,
-        parent,
-        `e_${randomUUID()}`,
-        { message: message as AgentMessage },
-        input.origin ?? undefined,
-      );
+      const seq = session.next_seq + added.length;
+      const entry = makeEntry(ctx, parent, `e_${randomUUID()}`, seq, { message: message as AgentMessage }, input.origin ?? undefined);
       added.push(entry);
       parent = entry.id;
     }
+    // all or nothing: one message over a quota refuses the batch
+    checkEntries(ctx, 'session::append-many', session, added);
+    for (const entry of added) addEntry(ctx, session, entries, entry);
     await persist(ctx, session.session_id, 'storing the entries', [
       ...added.map((entry) => ctx.store.saveEntry(session.session_id, entry)),
       ctx.store.saveSession(session),
@@ -174,16 +185,29 @@ export function registerTranscriptWrites(ctx: SessionContext): void {
         );
       if (input.expected_revision != null && input.expected_revision !== entry.revision)
         return { updated: false, revision: entry.revision };
-      entry.message = {
+      const next = {
         ...entry.message,
         ...patch,
         content: input.content,
         ...(input.details !== undefined ? { details: input.details } : {}),
       } as AgentMessage;
+      // measured as it will be stored, and checked before the entry changes (a streaming writer's
+      // growing message meets the quotas here; a shrinking one always passes)
+      const bytes = jsonBytes({ ...entry, message: next, revision: entry.revision + 1 });
+      const delta = bytes - ctx.store.entryBytes(entry);
+      if (delta > 0) checkMessageSize(ctx, 'session::update-message', bytes);
+      checkGrowth(ctx, 'session::update-message', session.session_id, ctx.store.usage(session.session_id), delta);
+      entry.message = next;
       entry.revision++;
+      ctx.store.setEntryBytes(entry, bytes);
+      session.content_bytes = (session.content_bytes ?? 0) + delta;
       // the event carries this revision's snapshot even if a later update lands while this one is stored
       const { revision, message } = entry;
-      await persist(ctx, session.session_id, 'storing the message', [ctx.store.saveEntry(session.session_id, entry)]);
+      await persist(ctx, session.session_id, 'storing the message', [
+        ctx.store.saveEntry(session.session_id, entry),
+        // the session's byte count changed with it
+        ctx.store.saveSession(session),
+      ]);
       const origin = input.origin ?? entry.origin;
       ctx.events.emit(SessionEvent.MessageUpdated, subjectOf(session, role), {
         session_id: session.session_id,

@@ -177,7 +177,11 @@ export interface SessionMeta {
   message_count: number;
 }
 
-/** What is persisted per session: the meta plus the active leaf and the next entry sequence number. */
-export type StoredSession = SessionMeta & { active_leaf: string | null; next_seq: number };
+/**
+ * What is persisted per session: the meta plus the active leaf, the next entry sequence number and
+ * the bytes of its entries and attachments (the quotas' count, kept with every write so it survives
+ * a restart without reading every transcript; absent in records written before the quotas).
+ */
+export type StoredSession = SessionMeta & { active_leaf: string | null; next_seq: number; content_bytes?: number };
 
 export { id as idField, str as stringField };

@@ -7,6 +7,7 @@ import { registerAttachments } from './attachments.ts';
 import type { SessionContext } from './context.ts';
 import { defineSessionEvents } from './events.ts';
 import { registerLifecycle } from './lifecycle.ts';
+import { formatBytes } from './quota.ts';
 import { registerTranscriptReads } from './reading.ts';
 import { bindSessionSettings } from './settings.ts';
 import { SessionStore } from './store.ts';
@@ -29,7 +30,7 @@ export const sessionRole: WorkerRole = {
     registerTranscriptReads(ctx);
     registerAttachments(ctx);
     return {
-      summary: `session::* functions and 6 trigger types; ${sessions} stored session${sessions === 1 ? '' : 's'}`,
+      summary: `session::* functions and 6 trigger types; ${sessions} stored session${sessions === 1 ? '' : 's'} holding ${formatBytes(store.totalBytes)}`,
       stop: () => kv.flush(),
     };
   },
