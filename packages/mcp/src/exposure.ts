@@ -32,6 +32,14 @@ export const CONTROL_PLANE_FLOOR = [
   'context::',
 ] as const;
 
+/**
+ * Engine functions outside the reserved namespaces that call other functions: `publish` runs every
+ * subscriber of its topic, `bridge.invoke*` calls any function of another engine. As tools they
+ * would carry an MCP client past the floor (a subscriber or a remote function is not checked), so
+ * they are floored by their exact ids, like the chat stack's gate refuses to see through them blind.
+ */
+export const ENGINE_WRAPPERS: ReadonlySet<string> = new Set(['publish', 'bridge.invoke', 'bridge.invoke_async']);
+
 /** The slice of a function listing row the gate looks at. */
 export interface FunctionRow {
   function_id: string;
@@ -95,7 +103,11 @@ function controlPlanePrefix(functionId: string): string | undefined {
  * `iii__x` or `engine__x` is floored like `iii::x`.
  */
 export function inHardFloor(functionId: string): boolean {
-  return ENGINE_SPELLINGS.some((prefix) => functionId.startsWith(prefix)) || controlPlanePrefix(functionId) !== undefined;
+  return (
+    ENGINE_SPELLINGS.some((prefix) => functionId.startsWith(prefix)) ||
+    controlPlanePrefix(functionId) !== undefined ||
+    ENGINE_WRAPPERS.has(functionId)
+  );
 }
 
 /**
@@ -135,6 +147,9 @@ export function floorText(id: string, metadata?: Record<string, unknown> | null)
   const plane = controlPlanePrefix(id);
   if (plane) {
     return `Function '${id}' belongs to the chat stack's control plane (${plane}*) and is never exposed via MCP, whatever the flags`;
+  }
+  if (ENGINE_WRAPPERS.has(id)) {
+    return `Function '${id}' is an engine function that calls other functions and is never exposed via MCP, whatever the flags`;
   }
   if (!inHardFloor(id) && markedInternal(metadata)) {
     return `Function '${id}' is marked internal (metadata "internal": true) and is never exposed via MCP, whatever the flags`;

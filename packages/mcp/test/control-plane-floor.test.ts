@@ -60,7 +60,9 @@ const mode = async (session_id: string) =>
   (await worker.call<{ settings: { mode: string } }>('approval::get-settings', { session_id })).settings.mode;
 
 beforeAll(async () => {
-  engine = await startMcpEngine('  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: in_memory } }\n');
+  engine = await startMcpEngine(
+    '  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: in_memory } }\n  - name: eng-pubsub\n',
+  );
   sessions = startRole(engine.busUrl, 'session');
   approval = startRole(engine.busUrl, 'approval');
   await Promise.all([sessions.ready, approval.ready]);
@@ -90,6 +92,8 @@ beforeAll(async () => {
   worker.registerFunction('session::floorcheck_prompt', record('session::floorcheck_prompt'), {
     metadata: { 'mcp.expose': true, 'mcp.prompt': { name: 'floorcheck_session_prompt' } },
   });
+  // a person subscribed a control function to a topic: a publish must not reach it through MCP
+  worker.registerTrigger({ type: 'subscribe', function_id: 'approval::set-mode', config: { topic: 'floor-ops' } });
   // not opted in, outside the floor: --expose-all lists and runs it (the listings are live)
   worker.registerFunction('floorcheck::plain', () => 'plain ran');
   await waitFor(async () => {
@@ -205,6 +209,21 @@ describe('the chat control plane and internal functions under --expose-all', () 
     await new Promise((r) => setTimeout(r, 300));
     expect(await mode('s-floor')).toBe('manual');
     expect(ran).toEqual([]);
+  });
+
+  it('engine functions that call others (publish, bridge.invoke) are floored: no tool, no built-in target', async () => {
+    const WRAPPER_TEXT = /^Function '(publish|bridge\.invoke|bridge\.invoke_async)' is an engine function that calls other functions/;
+    const payload = { topic: 'floor-ops', data: { session_id: 's-floor', mode: 'full' } };
+    for (const client of [stdio.client, httpMcpClient]) {
+      expect(await toolNames(client)).not.toContain('publish');
+      expect(await refused(client, 'publish', payload)).toMatch(WRAPPER_TEXT);
+    }
+    for (const target of ['publish', 'bridge.invoke', 'bridge.invoke_async']) {
+      expect(await refused(stdio.client, 'eng_trigger_void', { function_id: target, payload }), target).toMatch(WRAPPER_TEXT);
+      expect(await refused(stdio.client, 'eng_trigger_enqueue', { function_id: target, payload }), target).toMatch(WRAPPER_TEXT);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await mode('s-floor')).toBe('manual');
   });
 
   it('resources, resource templates, prompts and completions never name them', async () => {
