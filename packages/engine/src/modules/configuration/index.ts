@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { openStore, type StoreAdapterInput, StoreAdapterSchema } from '../../stores/open.ts';
 import type { KvStore } from '../../stores/types.ts';
+import { secretRegistry } from '../observability/secret-registry.ts';
 import { STATE_ADAPTER_SERVICE } from '../state/index.ts';
 import { parseInput } from '../state/schemas.ts';
 import { ConfigErrorCode, ConfigurationService } from './service.ts';
@@ -56,6 +57,7 @@ const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentab
 
 export function configurationModule(): EngineModule<ConfigurationConfig> {
   let store: KvStore | undefined;
+  let withdrawSecrets = () => {};
   return {
     name: 'eng-configuration',
     aliases: ['configuration'],
@@ -68,7 +70,22 @@ export function configurationModule(): EngineModule<ConfigurationConfig> {
       const opened = await openStore(adapter, { dataDir: ctx.dataDir, namespace: 'configuration', defaultFile: 'state.db' });
       store = opened.store;
       const triggers = new ConfigurationTriggers(ctx as ModuleContext<unknown>);
-      const service = new ConfigurationService(store, (event) => triggers.dispatch(event));
+      // secret values go to the engine's registry, so telemetry scrubs them wherever they are quoted
+      const secrets = secretRegistry(ctx.services);
+      const published = new Set<string>();
+      const service = new ConfigurationService(
+        store,
+        (event) => triggers.dispatch(event),
+        (id, values) => {
+          secrets.set(`configuration:${id}`, values);
+          if (values.length) published.add(id);
+          else published.delete(id);
+        },
+      );
+      withdrawSecrets = () => {
+        for (const id of published) secrets.set(`configuration:${id}`, []);
+        published.clear();
+      };
       const count = await service.load();
       ctx.log.info(
         `configuration store: ${opened.description}${opened.description === 'memory' ? ' (values are lost on restart)' : ''}; ${count} entries`,
@@ -84,6 +101,7 @@ export function configurationModule(): EngineModule<ConfigurationConfig> {
       );
     },
     async stop() {
+      withdrawSecrets();
       await store?.close();
     },
   };

@@ -157,6 +157,22 @@ export function expandSecrets(schema: Schema, value: Json, env: NodeJS.ProcessEn
   });
 }
 
+/** Every string held in a secret field of `value`: what telemetry must never keep. */
+export function secretStrings(schema: Schema, value: Json): string[] {
+  if (!hasSecrets(schema)) return [];
+  const out: string[] = [];
+  const collect = (v: Json): void => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const item of v) collect(item);
+    else if (isObject(v)) for (const item of Object.values(v)) collect(item);
+  };
+  mapSecrets(schema, value, (child) => {
+    collect(child);
+    return child;
+  });
+  return out;
+}
+
 /**
  * The value to store for a write of `next` over `stored`: secrets the write omits or sends as
  * `{"set": true}` keep their stored value; `{"set": false}` drops them. A secret is kept only

@@ -1,7 +1,7 @@
 import { EngError } from '@eng/protocol';
 import type { ValidateFunction } from 'ajv';
 import type { KvStore } from '../../stores/types.ts';
-import { expandSecrets, hasSecrets, mergeSecrets, redact } from './secrets.ts';
+import { expandSecrets, hasSecrets, mergeSecrets, redact, secretStrings } from './secrets.ts';
 import { compileSchema, describeErrors, type SchemaProblem } from './validate.ts';
 
 // spec: engine-protocol §4.8 and the reference configuration worker: named entries, each a JSON
@@ -63,12 +63,15 @@ export class ConfigurationService {
   constructor(
     private readonly store: KvStore,
     private readonly emit: (event: ConfigEvent) => void,
+    /** Told the secret strings of an entry (as revealed) whenever they may have changed; `[]` once deleted. */
+    private readonly publishSecrets: (id: string, values: string[]) => void = () => {},
   ) {}
 
   async load(): Promise<number> {
     for (const { key, value } of await this.store.list(SCOPE)) {
       const entry = value as StoredConfiguration;
       this.entries.set(key, entry);
+      this.publish(entry);
       try {
         this.validators.set(key, compileSchema(entry.schema));
       } catch {
@@ -158,6 +161,7 @@ export class ConfigurationService {
       }
       this.entries.delete(id);
       this.validators.delete(id);
+      this.publishSecrets(id, []);
       this.emit(this.event('configuration:deleted', existing, existing.value, null));
       return { deleted: true };
     });
@@ -229,6 +233,16 @@ export class ConfigurationService {
       throw new EngError(ConfigErrorCode.AdapterError, `storing ${entry.id} failed: ${(err as Error).message}`);
     }
     this.entries.set(entry.id, entry);
+    this.publish(entry);
+  }
+
+  /** Hand the entry's secret strings, as the worker using them sees them, to telemetry scrubbing. */
+  private publish(entry: StoredConfiguration): void {
+    if (!hasSecrets(entry.schema)) {
+      this.publishSecrets(entry.id, []);
+      return;
+    }
+    this.publishSecrets(entry.id, secretStrings(entry.schema, expandSecrets(entry.schema, entry.value ?? null)));
   }
 
   private serialized<T>(id: string, run: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 import type { StoredLog, StoredSpan } from '@eng/protocol';
 import { DEFAULT_LIMITS, RecordLimiter, type TelemetryLimits } from './limits.ts';
 import type { LogStore } from './log-store.ts';
+import type { Scrub } from './scrub.ts';
 import type { SpanStore } from './span-store.ts';
 
 /** `bytes`: the record's estimated cost (limits.ts), for listeners that hold records in memory. */
@@ -11,7 +12,8 @@ export type LogListener = (log: StoredLog, bytes: number) => void;
  * Where every span and log record goes, whatever its source (worker frames, OTLP/HTTP, engine
  * spans, engine log lines, `engine::log::*`): the memory stores when enabled, then each listener
  * (OTLP exporter, SQLite persistence, `log`/`trace` triggers, console output). Each record is
- * first held to the limits (attribute sizes and counts, limits.ts), so no source can store more.
+ * first held to the limits (attribute sizes and counts, limits.ts), so no source can store more,
+ * and known credential values are cut out of its strings (scrub.ts), so no source can store them.
  */
 export class Collector {
   private readonly spanListeners: SpanListener[] = [];
@@ -27,6 +29,11 @@ export class Collector {
     limits: TelemetryLimits = DEFAULT_LIMITS,
   ) {
     this.limiter = new RecordLimiter(limits);
+  }
+
+  /** Credential values to cut out of every string of every record from now on (null: none). */
+  setScrub(scrub: Scrub | null): void {
+    this.limiter.scrub = scrub;
   }
 
   onSpan(listener: SpanListener): void {

@@ -17,6 +17,8 @@ import { severityNumberOf } from './otlp-decode.ts';
 import { encodeLogs, encodeTraces, OtlpSender } from './otlp-export.ts';
 import { mountOtlpReceiver } from './otlp-http.ts';
 import { openPersistence } from './persistence.ts';
+import { compileScrubber } from './scrub.ts';
+import { credentialEnvValues, secretRegistry } from './secret-registry.ts';
 import { SpanStore } from './span-store.ts';
 import { Tracer } from './tracer.ts';
 import { registerTelemetryTriggers } from './trigger-types.ts';
@@ -121,6 +123,13 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
         logBodyBytes: config.limits.log_body_bytes,
       };
       const collector = new Collector(spanStore, logStore, (what, err) => ctx.log.debug(`${what} failed: ${err.message}`), limits);
+      // known credentials (configuration secrets, the engine's credential-named env, which its
+      // workers inherit) are cut out of every record's strings: a worker may quote one in a payload
+      const secrets = secretRegistry(ctx.services);
+      secrets.set('environment', credentialEnvValues());
+      const rescrub = () => collector.setScrub(compileScrubber(secrets.values()));
+      rescrub();
+      cleanups.push(secrets.onChange(rescrub));
 
       const persistence = config.persist
         ? openPersistence(

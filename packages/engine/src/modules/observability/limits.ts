@@ -1,6 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import type { StoredLog, StoredSpan } from '@eng/protocol';
 import type { MetricPoint } from './otlp-decode.ts';
+import type { Scrub } from './scrub.ts';
 
 // Issue 12 item 5: what one span or log record may hold, and what it is reckoned to cost. Every
 // record passes through here on its way into the stores (collector.ts), whatever sent it; the
@@ -93,6 +94,8 @@ const NOTE_PREFIX = 'eng.dropped_';
 export class RecordLimiter {
   /** Estimated cost of the last record clamped. */
   bytes = 0;
+  /** Known credential values cut out of every string first (scrub.ts); null: none known. */
+  scrub: Scrub | null = null;
   private remaining = 0;
   private droppedAttributes = 0;
   /** Resources already clamped (the records of one OTLP request share theirs), by the object received. */
@@ -226,9 +229,9 @@ export class RecordLimiter {
     return { ...point, name, unit, service_name: service, attributes };
   }
 
-  /** A string within `maxBytes` and the record's remaining budget, counted. */
+  /** A string within `maxBytes` and the record's remaining budget, counted (scrubbed before it is cut: no partial secret survives). */
   private text(value: string, maxBytes: number): string {
-    const kept = truncate(value, Math.min(maxBytes, Math.max(0, this.remaining)));
+    const kept = truncate(this.scrub === null ? value : this.scrub(value), Math.min(maxBytes, Math.max(0, this.remaining)));
     const cost = size(kept);
     this.bytes += cost;
     this.remaining -= cost;
