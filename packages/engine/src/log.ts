@@ -57,6 +57,14 @@ export class Logger {
   static setLevel(level: LogLevel): void {
     Logger.threshold = LEVELS[level];
   }
+  /**
+   * Known credential values cut out of every message and line (issue 24 item 12), set by the
+   * observability module from the engine's secret registry; null: none known.
+   */
+  private static scrub: ((text: string) => string) | null = null;
+  static setScrub(scrub: ((text: string) => string) | null): void {
+    Logger.scrub = scrub;
+  }
   static addSink(sink: LogSink): () => void {
     Logger.sinks.add(sink);
     return () => Logger.sinks.delete(sink);
@@ -83,7 +91,8 @@ export class Logger {
   }
 
   private write(level: LogLevel, message: string, data?: Record<string, unknown>): void {
-    const record: LogRecord = { time: Date.now(), level, scope: this.scope, message: redact(message), data };
+    const scrub = Logger.scrub;
+    const record: LogRecord = { time: Date.now(), level, scope: this.scope, message: scrub ? scrub(redact(message)) : redact(message), data };
     for (const sink of Logger.sinks) {
       try {
         sink(record);
@@ -105,7 +114,8 @@ export class Logger {
       const extra = data && Object.keys(data).length ? ` ${safeJson(data)}` : '';
       line = `${new Date(record.time).toISOString()} ${level.toUpperCase().padEnd(5)} [${escapeControl(this.scope)}] ${escapeControl(text)}${extra}`;
     }
-    process.stderr.write(`${redact(line)}\n`);
+    // the data fields too: a secret quoted there never reaches the terminal
+    process.stderr.write(`${scrub ? scrub(redact(line)) : redact(line)}\n`);
   }
 }
 

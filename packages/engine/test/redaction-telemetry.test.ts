@@ -177,6 +177,9 @@ describe('credential values in telemetry', () => {
     await new Promise((r) => setTimeout(r, 300)); // the worker's own spans of these calls
     expectNoSecret(await spansText());
     expectNoSecret(JSON.stringify(await logs()));
+    // and the engine's own stderr, where the same warning was printed
+    expect(engine.logs()).toContain(`${marker}-pub`);
+    expectNoSecret(engine.logs());
   });
 
   it('a secret changed at runtime is scrubbed from then on; readable configuration fields never are', async () => {

@@ -127,9 +127,14 @@ export function observabilityModule(): EngineModule<ObservabilityConfig> {
       // workers inherit) are cut out of every record's strings: a worker may quote one in a payload
       const secrets = secretRegistry(ctx.services);
       secrets.set('environment', credentialEnvValues());
-      const rescrub = () => collector.setScrub(compileScrubber(secrets.values()));
+      const rescrub = () => {
+        const scrub = compileScrubber(secrets.values());
+        collector.setScrub(scrub);
+        // the engine's own stderr lines as well as the records kept from them
+        Logger.setScrub(scrub);
+      };
       rescrub();
-      cleanups.push(secrets.onChange(rescrub));
+      cleanups.push(secrets.onChange(rescrub), () => Logger.setScrub(null));
 
       const persistence = config.persist
         ? openPersistence(
