@@ -92,7 +92,13 @@ export class Logger {
 
   private write(level: LogLevel, message: string, data?: Record<string, unknown>): void {
     const scrub = Logger.scrub;
-    const record: LogRecord = { time: Date.now(), level, scope: this.scope, message: scrub ? scrub(redact(message)) : redact(message), data };
+    const record: LogRecord = {
+      time: Date.now(),
+      level,
+      scope: this.scope,
+      message: scrub ? scrub(redact(message)) : redact(message),
+      data,
+    };
     for (const sink of Logger.sinks) {
       try {
         sink(record);

@@ -207,7 +207,8 @@ describe('held calls', () => {
     expect(await call('approval::resolve', { session_id, function_call_id: id, decision: 'allow' })).toEqual({ resolved: false });
     // a late repeat of the settled call gets its decision instead of a new hold
     expect(
-      (await call('approval::request', { session_id, turn_id: 'turn-9', call: { id, function_id: 'deploy::run', arguments: args } })).decision,
+      (await call('approval::request', { session_id, turn_id: 'turn-9', call: { id, function_id: 'deploy::run', arguments: args } }))
+        .decision,
     ).toBe(winner);
     await sleep(200);
     expect(created.events).toHaveLength(1);

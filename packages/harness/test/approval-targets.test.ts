@@ -24,7 +24,10 @@ describe('resolveChain', () => {
   it('unwraps invoke, enqueue and bridge calls, nested, into the chain and its key', async () => {
     const chain = await resolveChain(
       'engine::functions::invoke',
-      { function_id: 'engine::queue::enqueue', payload: { queue: 'q', function_id: 'bridge.invoke', data: { function_id: 'orders::ship' } } },
+      {
+        function_id: 'engine::queue::enqueue',
+        payload: { queue: 'q', function_id: 'bridge.invoke', data: { function_id: 'orders::ship' } },
+      },
       lookup,
     );
     expect(chain).toEqual({
@@ -38,7 +41,10 @@ describe('resolveChain', () => {
       functions: ['publish', 'audit::record', 'mail::send'],
       key: 'publish(topic orders: audit::record, topic orders: mail::send)',
     });
-    expect((await resolveChain('iii::durable::publish', { topic: 'jobs' }, lookup)).functions).toEqual(['iii::durable::publish', 'jobs::run']);
+    expect((await resolveChain('iii::durable::publish', { topic: 'jobs' }, lookup)).functions).toEqual([
+      'iii::durable::publish',
+      'jobs::run',
+    ]);
     expect((await resolveChain('publish', {}, lookup)).refusal).toContain('names no topic');
   });
 
@@ -48,7 +54,11 @@ describe('resolveChain', () => {
       key: 'engine::register_trigger(trigger cron: reports::daily)',
     });
     // bound to a wrapper, the trigger would call whatever its future events name: not allowed
-    const bound = await resolveChain('engine::register_trigger', { trigger_type: 'subscribe', function_id: 'engine::functions::invoke' }, lookup);
+    const bound = await resolveChain(
+      'engine::register_trigger',
+      { trigger_type: 'subscribe', function_id: 'engine::functions::invoke' },
+      lookup,
+    );
     expect(bound.refusal).toContain('the gate cannot see');
     expect((await resolveChain('eng::cron::trigger_now', { trigger_id: 'cron-1' }, lookup)).functions).toEqual([
       'eng::cron::trigger_now',

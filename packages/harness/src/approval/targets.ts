@@ -38,7 +38,7 @@ const OPAQUE: Record<string, string> = {
 };
 const OPAQUE_PREFIXES: Array<[string, string]> = [
   ['mcp::', "it is the MCP server's entry point, which runs tools of its own"],
-  ['a2a::', "it is the agent-to-agent entry point, which runs tools of its own"],
+  ['a2a::', 'it is the agent-to-agent entry point, which runs tools of its own'],
 ];
 
 /** The calls a function makes with a payload, when the gate knows how (target ids and their payloads). */

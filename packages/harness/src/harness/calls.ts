@@ -1,8 +1,8 @@
 import { EngError } from '@eng/protocol';
 import type { EngClient, WorkerSpan } from '@eng/sdk';
+import { engineLookup, isValidFunctionId, resolveChain } from '../approval/targets.ts';
 import type { FunctionResultMessage } from '../router/types.ts';
 import type { FunctionCall } from './generation.ts';
-import { engineLookup, isValidFunctionId, resolveChain } from '../approval/targets.ts';
 import type { FunctionPolicy } from './policy.ts';
 
 // spec: console-worker §2.3, §2.7, §2.8 — a model's function call: the policy first, then the
@@ -72,7 +72,8 @@ export async function screen(scope: CallScope, call: FunctionCall, policy: Funct
   );
   for (const fn of chain.functions) {
     const refused = policy.refusal(fn);
-    if (refused) return { decision: 'deny', reason: fn === call.function_id ? refused : `${refused} (reached through ${call.function_id})` };
+    if (refused)
+      return { decision: 'deny', reason: fn === call.function_id ? refused : `${refused} (reached through ${call.function_id})` };
   }
   if (chain.refusal) return { decision: 'deny', reason: chain.refusal };
   try {

@@ -66,8 +66,7 @@ export class CallIds {
     this.used = new Set();
     for (const message of messages) {
       if (message.role === 'tool_result') this.used.add(message.tool_call_id);
-      else if (message.role === 'assistant')
-        for (const block of message.content) if (block.type === 'tool_call') this.used.add(block.id);
+      else if (message.role === 'assistant') for (const block of message.content) if (block.type === 'tool_call') this.used.add(block.id);
     }
   }
 
@@ -83,7 +82,9 @@ export class CallIds {
 }
 
 function freshCallId(): string {
-  return `call_${randomBytes(12).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x')}`;
+  return `call_${randomBytes(12)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x')}`;
 }
 
 /** A provider's tool call as the session's function_call block. */
