@@ -8,7 +8,7 @@ import type { GateSettings } from './config.ts';
 import { excerptOf, type Outcome, type PendingInbox, type PendingRecord, type Resolution } from './pending.ts';
 import { isControlPlane, isHumanOnly, matchRule } from './policy.ts';
 import { granted, listed, plainId, type SettingsStore } from './settings.ts';
-import { type CallChain, engineLookup, resolveChain, type TargetLookup } from './targets.ts';
+import { type CallChain, resolveChain, type TargetLookup } from './targets.ts';
 
 // spec: console-worker.md §2.7 — the decision. Order (the reference's): human-only functions are
 // denied (even in full mode); full mode allows; a per-session grant allows in every mode; in auto
