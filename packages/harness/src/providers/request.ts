@@ -1,5 +1,6 @@
 import { describeZodError, EngError, ErrorCode } from '@eng/protocol';
 import { z } from 'zod';
+import { MAX_ANSWER_BYTES, MIN_ANSWER_BYTES } from '../router/settings.ts';
 import type { ProviderStreamRequest } from '../router/types.ts';
 
 // The generation request as the router forwards it (and `router::chat` accepts it): validated once,
@@ -45,6 +46,8 @@ export const GenerationFields = {
 const StreamRequestSchema = z.object({
   request_id: z.string().min(1),
   model: z.string().min(1),
+  /** The router's cap on this answer (its settings); absent: the default. */
+  max_answer_bytes: z.number().int().min(MIN_ANSWER_BYTES).max(MAX_ANSWER_BYTES).optional(),
   ...GenerationFields,
 });
 

@@ -4,6 +4,7 @@ import { runWorker } from '../shared/worker.ts';
 import { classifyError, redactSecret } from './errors.ts';
 import { GenerationOutput } from './output.ts';
 import { parseStreamRequest } from './request.ts';
+import { lineTooLong } from './upstream.ts';
 
 // A provider worker (spec: console-worker §2.4, §2.5): it declares itself to the router, keeps its
 // model catalogue there (`router::models::reconcile`) and serves `provider::<id>::stream`.
@@ -39,6 +40,8 @@ const CREDENTIAL_TTL_MS = 30_000;
 export class ProviderWorker {
   private readonly inflight = new Map<string, AbortController>();
   private declared = false;
+  /** Each (re)declaration supersedes the loop of the one before. */
+  private declaration = 0;
   private stopped = false;
   /** The last resolved credentials; dropped on every refresh (a key was set) and router restart. */
   private cached?: { at: number; credentials: Promise<Credentials> };
@@ -62,12 +65,13 @@ export class ProviderWorker {
       metadata: { internal: true },
     });
     this.client.registerFunction(`provider::${id}::on-router-ready`, async () => {
-      this.declared = false;
-      this.cached = undefined;
-      void this.declare();
+      this.redeclare();
       return {};
     });
     this.client.registerTrigger({ type: 'router::ready', function_id: `provider::${id}::on-router-ready`, config: {} });
+    // the router marks us unavailable when our connection drops; a new connection declares again,
+    // whatever dropped the old one (an oversized frame, an engine restart, a network blip)
+    this.client.on('connected', () => this.redeclare());
     void this.declare();
   }
 
@@ -76,10 +80,17 @@ export class ProviderWorker {
     for (const controller of this.inflight.values()) controller.abort();
   }
 
+  private redeclare(): void {
+    this.declared = false;
+    this.cached = undefined;
+    void this.declare();
+  }
+
   /** Declare to the router until it answers (it may start after us), then fill the catalogue. */
   private async declare(): Promise<void> {
+    const declaration = ++this.declaration;
     let delay = 100;
-    while (!this.declared && !this.stopped) {
+    while (!this.declared && !this.stopped && declaration === this.declaration) {
       try {
         await this.client.call(
           'router::provider::register',
@@ -94,13 +105,13 @@ export class ProviderWorker {
           },
           { timeoutMs: 5000 },
         );
-        this.declared = true;
+        if (declaration === this.declaration) this.declared = true;
       } catch {
         await sleep(delay);
         delay = Math.min(delay * 2, 2000);
       }
     }
-    if (this.declared) await this.refresh().catch(() => {});
+    if (this.declared && declaration === this.declaration) await this.refresh().catch(() => {});
   }
 
   private hasOwnEnvCredentials(): boolean {
@@ -174,6 +185,7 @@ export class ProviderWorker {
       request.model,
       writer && typeof writer.sendMessage === 'function' ? writer : undefined,
       () => controller.abort(),
+      request.max_answer_bytes,
     );
     const credentials = await this.credentials();
     try {
@@ -186,7 +198,10 @@ export class ProviderWorker {
       }
       return await this.def.stream(request, credentials, output, controller.signal);
     } catch (err) {
-      if (controller.signal.aborted) return await output.fail('aborted', 'transient', 'generation aborted');
+      const tooLong = lineTooLong(err);
+      if (tooLong) output.exceed(tooLong.message);
+      // past the cap, fail() reports the cap whatever the adapter threw (the abort it caused)
+      if (controller.signal.aborted || output.exceeded) return await output.fail('aborted', 'transient', 'generation aborted');
       const { kind, message } = classifyError(err);
       return await output.fail('error', kind, redactSecret(message, credentials.api_key));
     } finally {

@@ -3,11 +3,13 @@ import type { ChannelWriter, EngClient } from '@eng/sdk';
 import { z } from 'zod';
 import { GenerationFields } from '../providers/request.ts';
 import { parseRequest } from '../shared/errors.ts';
+import { ANSWER_TOO_LARGE_KIND, answerTooLarge, contentBytes, ROUTER_SLACK_BYTES } from './answer-cap.ts';
 import { type Catalog, providerByPrefix, splitModelKey } from './catalog.ts';
 import type { RouterConfigEntry } from './config-entry.ts';
 import { routerError } from './errors.ts';
 import type { ProviderRegistry } from './registry.ts';
-import type { GenerationResult, Model } from './types.ts';
+import { endStream, StreamRelay } from './relay.ts';
+import type { ErrorKind, GenerationResult, Model, Usage } from './types.ts';
 
 // spec: console-worker §2.4/§2.5 and #249 — `router::route`, `router::chat` (stream into the
 // caller's channel), `router::complete` (no channel), `router::abort {request_id}`.
@@ -38,6 +40,11 @@ export class ChatRouter {
     private readonly registry: ProviderRegistry,
     private readonly catalog: Catalog,
     private readonly config: RouterConfigEntry,
+    /**
+     * A provider's stream function was missing on every attempt: check whether its worker is still
+     * connected. Availability follows the connection, never one call's failure.
+     */
+    private readonly providerMissing: (provider: string) => void = () => {},
   ) {}
 
   register(): void {
@@ -111,7 +118,15 @@ export class ChatRouter {
     const requestId = request.request_id ?? randomUUID();
     if (this.inflight.has(requestId)) throw routerError('invalid_request', `${functionId}: request_id ${requestId} is already in flight`);
     this.inflight.set(requestId, route.provider);
+    const limit = settings.max_answer_bytes;
+    let relay: StreamRelay | undefined;
+    let result: GenerationResult;
     try {
+      // the provider streams into a channel the router relays to the caller's: the second check of the cap
+      if (streaming && writer) {
+        const start = { provider: route.provider, model: route.model };
+        relay = await StreamRelay.open(this.client, writer, start, limit, () => this.stopProvider(route.provider, requestId));
+      }
       const payload = {
         request_id: requestId,
         model: route.model,
@@ -121,25 +136,41 @@ export class ChatRouter {
         max_output_tokens: maxTokens,
         thinking_level: request.thinking_level,
         provider_options: request.provider_options,
-        writer: streaming ? writer : undefined,
+        max_answer_bytes: limit,
+        writer: relay?.writerRef,
       };
-      return await this.callProvider(route.provider, payload, settings.stream_timeout_ms + 10_000);
+      const call = this.callProvider(route.provider, payload, settings.stream_timeout_ms + 10_000);
+      const settled = relay ? await Promise.race([call, relay.cutOff]) : await call;
+      if (settled === 'cut_off') {
+        // the provider ignored the cap: the turn ends now, whatever it still sends
+        call.catch(() => {});
+        result = tooLarge(route, limit);
+      } else result = this.checked(route, settled, limit);
     } catch (err) {
       // the provider worker failed or left mid-stream: a result the caller can record, not a throw
       const message = err instanceof Error ? err.message : String(err);
       const code = (err as { code?: string }).code;
-      if (code === 'function_not_found') this.registry.markUnavailable(route.provider);
-      return {
-        ok: false,
-        provider: route.provider,
-        model: route.model,
-        content: [],
-        stop_reason: 'error',
-        error: { kind: 'transient', message: `provider ${route.provider} failed: ${message}` },
-      };
+      if (code === 'function_not_found') this.providerMissing(route.provider);
+      result = failed(route, 'transient', `provider ${route.provider} failed: ${message}`);
     } finally {
       this.inflight.delete(requestId);
     }
+    if (relay) await relay.finish(result);
+    else if (streaming && writer) await endStream(writer, result);
+    return result;
+  }
+
+  /** The provider's result as the router hands it on: well-formed, and no larger than the cap allows. */
+  private checked(route: Route, result: GenerationResult, limit: number): GenerationResult {
+    if (!result || typeof result !== 'object' || typeof result.ok !== 'boolean' || !Array.isArray(result.content)) {
+      return failed(route, 'transient', `provider ${route.provider} returned a malformed result`);
+    }
+    if (contentBytes(result.content) > limit + ROUTER_SLACK_BYTES) return tooLarge(route, limit, result.usage);
+    return result;
+  }
+
+  private stopProvider(provider: string, requestId: string): void {
+    this.client.call(`provider::${provider}::abort`, { request_id: requestId }, { timeoutMs: 5000 }).catch(() => {});
   }
 
   /**
@@ -168,4 +199,22 @@ export class ChatRouter {
       return { aborted: false };
     }
   }
+}
+
+function failed(route: Route, kind: ErrorKind, message: string, usage?: Usage): GenerationResult {
+  const result: GenerationResult = {
+    ok: false,
+    provider: route.provider,
+    model: route.model,
+    content: [],
+    stop_reason: 'error',
+    error: { kind, message },
+  };
+  if (usage) result.usage = usage;
+  return result;
+}
+
+/** The cap's error; the caller keeps what was streamed before it. */
+function tooLarge(route: Route, limit: number, usage?: Usage): GenerationResult {
+  return failed(route, ANSWER_TOO_LARGE_KIND, answerTooLarge(limit), usage);
 }

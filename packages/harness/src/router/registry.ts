@@ -1,7 +1,9 @@
 import type { ProviderInfo } from './types.ts';
 
 // spec: console-worker §2.4 — providers declare themselves (`router::provider::register`) and are
-// `available` while their worker is connected; `configured` when a credential is reachable.
+// `available` while their worker is connected; `configured` when a credential is reachable. Only
+// the connection decides availability (a provider declares again on each new connection): a
+// failed generation never does.
 
 export interface ProviderRecord {
   id: string;
@@ -52,13 +54,6 @@ export class ProviderRegistry {
       }
     }
     return gone;
-  }
-
-  markUnavailable(id: string): boolean {
-    const record = this.records.get(id);
-    if (!record?.available) return false;
-    record.available = false;
-    return true;
   }
 
   info(id: string, configured: boolean): ProviderInfo | undefined {

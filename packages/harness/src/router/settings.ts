@@ -17,7 +17,16 @@ export interface RouterSettings {
   stream_timeout_ms: number;
   idle_timeout_ms: number;
   output_token_max: number;
+  /** Bytes one answer may carry (text, thinking, tool-call arguments): issue 24 item 4. */
+  max_answer_bytes: number;
 }
+
+/**
+ * Bounds of `max_answer_bytes`. The whole answer travels in one result frame, and JSON escaping
+ * can grow it up to six-fold: 8 MiB stays under the engine's 64 MiB frame limit (max_frame_bytes).
+ */
+export const MIN_ANSWER_BYTES = 1024;
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 export const DEFAULT_SETTINGS: RouterSettings = {
   providers: {},
@@ -25,11 +34,17 @@ export const DEFAULT_SETTINGS: RouterSettings = {
   stream_timeout_ms: 300_000,
   idle_timeout_ms: 120_000,
   output_token_max: 32_000,
+  max_answer_bytes: 4 * 1024 * 1024,
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const positive = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback);
+/** The schema refuses a bad cap on `configuration::set`; a stored value out of bounds still falls back. */
+const answerCap = (v: unknown): number =>
+  Number.isInteger(v) && (v as number) >= MIN_ANSWER_BYTES && (v as number) <= MAX_ANSWER_BYTES
+    ? (v as number)
+    : DEFAULT_SETTINGS.max_answer_bytes;
 
 /** Read the stored value tolerantly: whatever is malformed falls back to the default. */
 export function parseSettings(value: unknown): RouterSettings {
@@ -65,6 +80,7 @@ export function parseSettings(value: unknown): RouterSettings {
     stream_timeout_ms: positive(settings.stream_timeout_ms, DEFAULT_SETTINGS.stream_timeout_ms),
     idle_timeout_ms: positive(settings.idle_timeout_ms, DEFAULT_SETTINGS.idle_timeout_ms),
     output_token_max: positive(settings.output_token_max, DEFAULT_SETTINGS.output_token_max),
+    max_answer_bytes: answerCap(settings.max_answer_bytes),
   };
 }
 
@@ -128,6 +144,14 @@ export function composeEntrySchema(slices: Record<string, Record<string, unknown
           stream_timeout_ms: { type: 'integer', minimum: 1, default: DEFAULT_SETTINGS.stream_timeout_ms },
           idle_timeout_ms: { type: 'integer', minimum: 1, default: DEFAULT_SETTINGS.idle_timeout_ms },
           output_token_max: { type: 'integer', minimum: 1, default: DEFAULT_SETTINGS.output_token_max },
+          max_answer_bytes: {
+            type: 'integer',
+            minimum: MIN_ANSWER_BYTES,
+            maximum: MAX_ANSWER_BYTES,
+            default: DEFAULT_SETTINGS.max_answer_bytes,
+            title: 'Max answer bytes',
+            description: `Bytes one answer may carry (text, thinking and tool-call arguments), ${MIN_ANSWER_BYTES} to ${MAX_ANSWER_BYTES}; a longer answer ends its turn with an error.`,
+          },
         },
       },
     },

@@ -123,7 +123,9 @@ export interface ProviderStreamRequest {
   max_output_tokens?: number;
   thinking_level?: ThinkingLevel;
   provider_options?: Record<string, unknown>;
-  /** Write end of the caller's channel; absent for `router::complete`. */
+  /** Bytes the answer may carry (text, thinking, tool-call arguments); the provider stops at it. */
+  max_answer_bytes?: number;
+  /** Write end of the channel the router relays to the caller; absent for `router::complete`. */
   writer?: ChannelRef;
 }
 

@@ -40,6 +40,9 @@ const ModelSchema = z.object({
 });
 const ReconcileInput = z.object({ provider: z.string().min(1), models: z.array(ModelSchema.passthrough()) });
 
+/** After the router reconnects (an engine restart), providers get this long to declare again before their old connections are checked. */
+const VERIFY_AFTER_RECONNECT_MS = 5000;
+
 export interface RouterHandle {
   catalog: Catalog;
   registry: ProviderRegistry;
@@ -78,7 +81,36 @@ export function startRouter(client: EngClient): RouterHandle {
     }
   };
   const config = new RouterConfigEntry(client, refresh);
-  const chat = new ChatRouter(client, registry, catalog, config);
+
+  // a provider whose worker leaves stays listed, unavailable; its models leave the list
+  const workerGone = (workerId: string) => {
+    for (const record of registry.workerGone(workerId)) {
+      providerChanged.emit({ provider: record.id, op: 'unavailable' });
+      modelsChanged.emit({ provider: record.id, count: 0 });
+    }
+  };
+  /**
+   * Availability follows the provider's connection, never one call's failure: a provider whose
+   * worker the engine no longer lists is unavailable (its disconnect was missed, e.g. across an
+   * engine restart). One that declared again meanwhile has a new worker id and is left as it is.
+   */
+  const verify = async (ids: string[]) => {
+    for (const id of ids) {
+      const workerId = registry.get(id)?.worker_id;
+      if (!workerId || !registry.isAvailable(id)) continue;
+      try {
+        const listed = await client.call<{ workers: Array<{ id: string }> }>(
+          'engine::workers::list',
+          { worker_id: workerId },
+          { timeoutMs: 5000 },
+        );
+        if (!listed.workers.some((w) => w.id === workerId)) workerGone(workerId);
+      } catch {
+        // the engine did not answer: nothing learned
+      }
+    }
+  };
+  const chat = new ChatRouter(client, registry, catalog, config, (provider) => void verify([provider]));
   chat.register();
 
   client.registerFunction(
@@ -168,16 +200,11 @@ export function startRouter(client: EngClient): RouterHandle {
     { description: 'The operator override of the system prompt for {provider?}, or null' },
   );
 
-  // a provider whose worker leaves stays listed, unavailable; its models leave the list
   client.registerFunction(
     'router::on-worker-change',
     async (event) => {
       const e = event as { event?: unknown; worker_id?: unknown } | null;
-      if (e?.event !== 'worker_disconnected' || typeof e.worker_id !== 'string') return {};
-      for (const record of registry.workerGone(e.worker_id)) {
-        providerChanged.emit({ provider: record.id, op: 'unavailable' });
-        modelsChanged.emit({ provider: record.id, count: 0 });
-      }
+      if (e?.event === 'worker_disconnected' && typeof e.worker_id === 'string') workerGone(e.worker_id);
       return {};
     },
     { metadata: { internal: true } },
@@ -187,17 +214,21 @@ export function startRouter(client: EngClient): RouterHandle {
   config.start();
   // once the engine has handed us the existing bindings, tell providers to declare (again)
   const timers = new Set<ReturnType<typeof setTimeout>>();
+  const later = (ms: number, run: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      run();
+    }, ms);
+    timers.add(timer);
+  };
   const announce = () => {
-    for (const ms of [150, 1500]) {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        ready.emit({});
-      }, ms);
-      timers.add(timer);
-    }
+    for (const ms of [150, 1500]) later(ms, () => ready.emit({}));
   };
   announce();
-  client.on('connected', announce);
+  client.on('connected', () => {
+    announce();
+    later(VERIFY_AFTER_RECONNECT_MS, () => void verify(registry.all().map((r) => r.id)));
+  });
   return {
     catalog,
     registry,

@@ -16,6 +16,8 @@ export interface OpenAITurn {
   firstByteDelayMs?: number;
   /** Stop sending after this many chunks and hold the stream open (abort tests). */
   stallAfter?: number;
+  /** A very large answer after `text`: `bytes` ASCII characters in content deltas of `chunkChars` (default 4096) each. */
+  bulkText?: { bytes: number; chunkChars?: number };
 }
 
 export class FakeOpenAI extends FakeApi {
@@ -69,6 +71,13 @@ export class FakeOpenAI extends FakeApi {
     const events: SseEvent[] = [chunk({ role: 'assistant', content: '', refusal: null })];
     for (const piece of tokens(turn.reasoning ?? '')) events.push(chunk({ reasoning_content: piece }));
     for (const piece of tokens(turn.text ?? '')) events.push(chunk({ content: piece }));
+    if (turn.bulkText) {
+      // one shared string per size: a many-MB answer costs the fake little memory
+      const size = turn.bulkText.chunkChars ?? 4096;
+      const piece = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(size / 27)).slice(0, size);
+      for (let at = 0; at < turn.bulkText.bytes; at += size)
+        events.push(chunk({ content: at + size <= turn.bulkText.bytes ? piece : piece.slice(0, turn.bulkText.bytes - at) }));
+    }
     (turn.toolCalls ?? []).forEach((call, index) => {
       const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
       events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));

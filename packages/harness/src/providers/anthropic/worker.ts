@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Model } from '../../router/types.ts';
 import { type Credentials, type ProviderDefinition, runProvider } from '../runtime.ts';
+import { lineLimitedFetch, lineLimitFor } from '../upstream.ts';
 import { builtinModels, describeModel } from './catalog.ts';
 import { streamMessage } from './stream.ts';
 
@@ -12,15 +13,17 @@ const DEFAULT_MAX_TOKENS = 8192;
 
 const clients = new Map<string, Anthropic>();
 
-function clientFor(credentials: Credentials): Anthropic {
+/** One client per key, URL and upstream line limit (it follows the answer cap). */
+function clientFor(credentials: Credentials, maxAnswerBytes?: number): Anthropic {
   // the client wants the origin: a configured `…/v1` or `…/v1/messages` is trimmed back to it
   const baseURL = credentials.api_url?.replace(/\/v1(\/messages)?\/?$/, '') || undefined;
   const apiKey = credentials.api_key || 'no-key';
-  const cacheKey = `${baseURL ?? ''}\n${apiKey}`;
+  const lineLimit = lineLimitFor(maxAnswerBytes);
+  const cacheKey = `${baseURL ?? ''}\n${apiKey}\n${lineLimit}`;
   let client = clients.get(cacheKey);
   if (!client) {
     if (clients.size > 16) clients.clear();
-    client = new Anthropic({ apiKey, baseURL, maxRetries: 2, timeout: 300_000 });
+    client = new Anthropic({ apiKey, baseURL, maxRetries: 2, timeout: 300_000, fetch: lineLimitedFetch(lineLimit) });
     clients.set(cacheKey, client);
   }
   return client;
@@ -55,7 +58,7 @@ export const anthropicProvider: ProviderDefinition = {
   stream: (request, credentials, output, signal) => {
     const model = seen.get(request.model) ?? describeModel(request.model, PROVIDER_ID);
     const maxTokens = Math.min(DEFAULT_MAX_TOKENS, model.max_output_tokens);
-    return streamMessage(clientFor(credentials), request, model, maxTokens, output, signal);
+    return streamMessage(clientFor(credentials, request.max_answer_bytes), request, model, maxTokens, output, signal);
   },
 };
 

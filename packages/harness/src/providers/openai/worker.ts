@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
 import type { Model } from '../../router/types.ts';
 import { type Credentials, type ProviderDefinition, runProvider } from '../runtime.ts';
+import { lineLimitedFetch, lineLimitFor } from '../upstream.ts';
 import { builtinModels, describeModel } from './catalog.ts';
 import { streamChatCompletion } from './stream.ts';
 
@@ -13,16 +14,20 @@ export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 const clients = new Map<string, OpenAI>();
 
-/** One client per key and URL, so keep-alive connections are reused across generations. */
-function clientFor(credentials: Credentials): OpenAI {
+/**
+ * One client per key, URL and upstream line limit (it follows the answer cap, which rarely
+ * changes), so keep-alive connections are reused across generations.
+ */
+function clientFor(credentials: Credentials, maxAnswerBytes?: number): OpenAI {
   const baseURL = credentials.api_url || DEFAULT_BASE_URL;
   // key-less local servers still need a non-empty key for the client; they ignore it
   const apiKey = credentials.api_key || 'no-key';
-  const cacheKey = `${baseURL}\n${apiKey}`;
+  const lineLimit = lineLimitFor(maxAnswerBytes);
+  const cacheKey = `${baseURL}\n${apiKey}\n${lineLimit}`;
   let client = clients.get(cacheKey);
   if (!client) {
     if (clients.size > 16) clients.clear();
-    client = new OpenAI({ apiKey, baseURL, maxRetries: 2, timeout: 300_000 });
+    client = new OpenAI({ apiKey, baseURL, maxRetries: 2, timeout: 300_000, fetch: lineLimitedFetch(lineLimit) });
     clients.set(cacheKey, client);
   }
   return client;
@@ -52,7 +57,7 @@ export const openaiProvider: ProviderDefinition = {
   listModels,
   stream: (request, credentials, output, signal) =>
     streamChatCompletion(
-      clientFor(credentials),
+      clientFor(credentials, request.max_answer_bytes),
       request,
       output,
       signal,
