@@ -2,10 +2,14 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { describeZodError } from '@eng/protocol';
 import { z } from 'zod';
+import { globMatch } from './glob.ts';
 
 // The `worktree` configuration entry (console-worker.md §4.1 "Config", with eng's brand: root
 // ~/.eng/worktrees, branch prefix eng/). The same shape is the `config:` block of the worker's
 // config.yaml entry, which the engine supervisor passes as ENG_WORKER_CONFIG.
+
+/** A test command: a shell line, or an argument vector run without a shell. */
+export const TestCommandSchema = z.union([z.string().min(1).max(8000), z.array(z.string().min(1).max(4000)).min(1).max(200)]);
 
 const GatesSchema = z
   .object({
@@ -14,7 +18,14 @@ const GatesSchema = z
     allow_branch_delete: z.boolean().default(true),
     allow_land: z.boolean().default(true),
     allow_prune: z.boolean().default(true),
-    allow_test_cmd: z.boolean().default(true),
+    /**
+     * A `test_cmd` given in the worktree::land call (any shell line, run by whoever may call land,
+     * a model included). Off: only the repository's `test_commands` entry runs. A new name rather
+     * than a new default of `allow_test_cmd`, which installed workers stored as `true`.
+     */
+    allow_caller_test_cmd: z.boolean().default(false),
+    /** Replaced by allow_caller_test_cmd; accepted so stored entries stay valid, otherwise ignored. */
+    allow_test_cmd: z.boolean().optional().describe('deprecated and ignored: see allow_caller_test_cmd'),
     /** Target branches a land may advance; `*` matches any run of characters. */
     land_targets: z.array(z.string().min(1)).default(['*']),
     /** Repositories (absolute paths, `*` wildcards) worktrees may be created in. */
@@ -38,6 +49,18 @@ export const WorktreeConfigSchema = z
     max_land_retries: z.number().int().min(0).max(20).default(3),
     git_timeout_ms: z.number().int().min(100).default(60_000),
     test_timeout_ms: z.number().int().min(100).default(600_000),
+    /**
+     * The land's test gate per repository: keys are repository paths (`*` wildcards), the first
+     * that matches (in the order written) gives the command, a shell line or an argument vector.
+     */
+    test_commands: z.record(z.string().min(1), TestCommandSchema).default({}),
+    /** More variables (names, `*` wildcards) a test command gets on top of the allowlist; credential-like names never pass. */
+    test_env: z.array(z.string().min(1)).default([]),
+    /** Committer of the commits a land's rebase writes (GIT_COMMITTER_NAME/EMAIL); unset, git's own identity. */
+    committer: z
+      .object({ name: z.string().min(1), email: z.string().min(1) })
+      .strict()
+      .optional(),
     gates: GatesSchema.prefault({}),
   })
   .strict();
@@ -46,6 +69,12 @@ export type WorktreeConfig = z.output<typeof WorktreeConfigSchema>;
 export type Gates = WorktreeConfig['gates'];
 
 export const DEFAULT_CONFIG: WorktreeConfig = WorktreeConfigSchema.parse({});
+
+/** The configured test command of a repository (`test_commands`), if any. */
+export function configuredTestCommand(config: WorktreeConfig, repoPath: string): string | string[] | undefined {
+  for (const [pattern, command] of Object.entries(config.test_commands)) if (globMatch(pattern, repoPath)) return command;
+  return undefined;
+}
 
 /** Validate a config value (stored entry, ENG_WORKER_CONFIG); the error names the field. */
 export function parseConfig(value: unknown, source: string): WorktreeConfig {

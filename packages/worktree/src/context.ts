@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { resolveRoot, type WorktreeConfig } from './config.ts';
 import { isEngError, parseInput, W, worktreeError } from './errors.ts';
 import type { LifecycleEvents } from './events.ts';
+import { globMatch } from './glob.ts';
 import type { Locks } from './locks.ts';
 import { confined, type Repo } from './paths.ts';
-import { globMatch } from './refs.ts';
 import type { StatusReader } from './status.ts';
 import type { Store } from './store.ts';
 import { devPort, type WorktreeInfo, type WorktreeRecord, type WorktreeStatus } from './types.ts';
@@ -38,13 +38,19 @@ export function checkRepoAllowed(ctx: Ctx, repo: Repo): void {
 }
 
 /** W500 unless the gate is on. */
-export function checkGate(
-  ctx: Ctx,
-  gate: 'allow_remove' | 'allow_land' | 'allow_prune' | 'allow_branch_delete' | 'allow_test_cmd',
-  what: string,
-): void {
+export function checkGate(ctx: Ctx, gate: 'allow_remove' | 'allow_land' | 'allow_prune' | 'allow_branch_delete', what: string): void {
   if (!ctx.config().gates[gate])
     throw worktreeError(W.Disabled, `${what} is disabled (gates.${gate} is false in the worktree configuration entry)`);
+}
+
+/** W500 unless `gates.allow_caller_test_cmd`: a land's caller may not pick the test command by default. */
+export function checkCallerTestCommand(ctx: Ctx): void {
+  if (!ctx.config().gates.allow_caller_test_cmd) {
+    throw worktreeError(
+      W.Disabled,
+      "test_cmd in a worktree::land call is refused: only the repository's configured test command (test_commands) runs; an operator allows per-call commands with gates.allow_caller_test_cmd: true in the worktree configuration entry",
+    );
+  }
 }
 
 /** W501 unless `gates.allow_force`. */

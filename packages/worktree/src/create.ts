@@ -140,7 +140,10 @@ async function fetchPullRequest(repo: Repo, pr: number, remote: string, timeoutM
   const remotes = (await git(['remote'], opts)).stdout.split('\n').map((r) => r.trim());
   if (!remotes.includes(remote)) throw worktreeError(W.RefNotFound, `repository ${repo.path} has no remote named ${remote}`);
   const local = `refs/eng-worktree/pull/${pr}`;
-  const res = await git(['fetch', '--no-tags', '--quiet', '--', remote, `+refs/pull/${pr}/head:${local}`], { ...opts, allowFail: true });
+  const res = await git(['fetch', '--no-tags', '--no-recurse-submodules', '--quiet', '--', remote, `+refs/pull/${pr}/head:${local}`], {
+    ...opts,
+    allowFail: true,
+  });
   if (res.code !== 0) {
     throw worktreeError(
       W.PullRequestNotFound,

@@ -30,6 +30,7 @@ export const W = {
   TargetMovedExhausted: 'W403',
   TargetCheckedOutDirty: 'W404',
   PathMissing: 'W405',
+  GitIdentityMissing: 'W406',
   TestFailed: 'W410',
   TestGateMisconfigured: 'W411',
   Disabled: 'W500',

@@ -41,13 +41,23 @@ async function patchIdsLanded(cwd: string, head: string, upstream: string, timeo
   if (cherry.length > 0 && cherry.every((line) => line.startsWith('-'))) return true;
   const mergeBase = (await git(['merge-base', upstream, head], { ...opts, allowFail: true })).stdout.trim();
   if (!mergeBase) return false;
-  const squashDiff = (await git(['diff', '--no-color', '--no-ext-diff', mergeBase, head, '--'], opts)).stdout;
+  const squashDiff = (await git(['diff', '--no-color', '--no-ext-diff', '--no-textconv', mergeBase, head, '--'], opts)).stdout;
   if (!squashDiff.trim()) return false;
   const squashId = (await git(['patch-id', '--stable'], { ...opts, input: squashDiff })).stdout.trim().split(/\s+/)[0];
   if (!squashId) return false;
   const log = (
     await git(
-      ['log', '--no-color', '--no-ext-diff', '--no-merges', '-p', `--max-count=${MAX_UPSTREAM_COMMITS}`, `${mergeBase}..${upstream}`, '--'],
+      [
+        'log',
+        '--no-color',
+        '--no-ext-diff',
+        '--no-textconv',
+        '--no-merges',
+        '-p',
+        `--max-count=${MAX_UPSTREAM_COMMITS}`,
+        `${mergeBase}..${upstream}`,
+        '--',
+      ],
       opts,
     )
   ).stdout;

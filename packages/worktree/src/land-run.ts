@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { configuredTestCommand } from './config.ts';
 import { type Ctx, gitTimeout } from './context.ts';
 import { isEngError, W, type WorktreeErrorCode } from './errors.ts';
 import { firstLines, git, gitOut } from './git.ts';
@@ -71,7 +72,19 @@ async function attempt(ctx: Ctx, job: LandJob, record: WorktreeRecord, resumed: 
   const wt = { cwd: record.path, timeoutMs };
   const repo = { cwd: record.repo_path, timeoutMs };
   const target = job.target_branch;
+  // the committer of the rebased commits: the configured one, else git's own identity
+  const identity = config.committer
+    ? { GIT_COMMITTER_NAME: config.committer.name, GIT_COMMITTER_EMAIL: config.committer.email }
+    : undefined;
 
+  // a caller's command stored before the gate was closed (or by an older worker) does not run either
+  if (job.test_cmd !== undefined && !config.gates.allow_caller_test_cmd) {
+    block({
+      reason: 'test_failed',
+      code: W.Disabled,
+      message: `the land's test_cmd came from its caller and gates.allow_caller_test_cmd is off; land again without it (the repository's test_commands entry runs)`,
+    });
+  }
   if (!existsSync(record.path) || !confined(record.root, record.path)) {
     block({ reason: 'worktree_path_missing', code: W.PathMissing, message: `the folder ${record.path} of ${record.worktree_id} is gone` });
   }
@@ -85,7 +98,9 @@ async function attempt(ctx: Ctx, job: LandJob, record: WorktreeRecord, resumed: 
         message: `a rebase is in progress in ${record.path}; resolve it (git rebase --continue or --abort) and land again`,
       });
   }
-  const counts = parsePorcelain(await gitOut(['status', '--porcelain=v2', '--branch', '--untracked-files=normal'], wt));
+  const counts = parsePorcelain(
+    await gitOut(['status', '--porcelain=v2', '--branch', '--untracked-files=normal', '--ignore-submodules=dirty'], wt),
+  );
   if (counts.staged + counts.unstaged + counts.untracked + counts.conflicted > 0) {
     block({
       reason: 'dirty',
@@ -103,10 +118,15 @@ async function attempt(ctx: Ctx, job: LandJob, record: WorktreeRecord, resumed: 
 
   for (let round = 0; round <= config.max_land_retries; round++) {
     job = await ctx.store.updateJob(job.job_id, { phase: 'rebase', old_sha: old, new_sha: undefined });
-    const rebase = await git(['rebase', '--quiet', '--no-autosquash', '--no-autostash', old as string], { ...wt, allowFail: true });
+    const rebase = await git(['rebase', '--quiet', '--no-autosquash', '--no-autostash', old as string], {
+      ...wt,
+      allowFail: true,
+      env: identity,
+    });
     if (rebase.code !== 0) {
-      if (rebaseInProgress(record.path)) {
-        const files = (await gitOut(['diff', '--name-only', '--diff-filter=U'], wt)).split('\n').filter(Boolean);
+      const stopped = rebaseInProgress(record.path);
+      const files = stopped ? (await gitOut(['diff', '--name-only', '--diff-filter=U'], wt)).split('\n').filter(Boolean) : [];
+      if (files.length > 0) {
         block({
           reason: 'rebase_conflict',
           code: W.RebaseConflict,
@@ -114,21 +134,33 @@ async function attempt(ctx: Ctx, job: LandJob, record: WorktreeRecord, resumed: 
           conflict_files: files,
         });
       }
+      // nothing for the owner to resolve: put the worktree back as it was before saying why
+      if (stopped) await git(['rebase', '--abort'], { ...wt, allowFail: true });
+      const ident = await git(['var', 'GIT_COMMITTER_IDENT'], { ...wt, allowFail: true, env: identity });
+      if (ident.code !== 0) {
+        const why = ident.stderr.split('\n').find((l) => l.startsWith('fatal:')) ?? firstLines(ident.stderr, 1);
+        block({
+          reason: 'git_identity_missing',
+          code: W.GitIdentityMissing,
+          message: `git has no committer identity (user.name/user.email) for the worker in ${record.path} (${why}); set them with git config --global user.name "…" and git config --global user.email "…" for the user the worker runs as, or set committer: {name, email} in the worktree configuration entry. The rebase was aborted; the worktree is as it was`,
+        });
+      }
       block({
         reason: 'rebase_conflict',
         code: W.GitFailed,
-        message: `rebasing onto ${target} failed: ${firstLines(rebase.stderr || rebase.stdout)}`,
+        message: `rebasing onto ${target} failed: ${firstLines(rebase.stderr || rebase.stdout)}${stopped ? '; the rebase was aborted' : ''}`,
       });
     }
     failpoint('after-rebase');
     const head = await gitOut(['rev-parse', 'HEAD'], wt);
 
-    const testCmd = job.test_cmd;
+    // the caller's command only when the operator allows it (checked above), else the repository's
+    const testCmd = job.test_cmd ?? configuredTestCommand(config, record.repo_path);
     if (testCmd) {
       job = await ctx.store.updateJob(job.job_id, { phase: 'test' });
       const outcome = await runTestCommand(testCmd, record.path, config.test_timeout_ms, {
-        ENG_WORKTREE_ID: record.worktree_id,
-        ENG_WORKTREE_PATH: record.path,
+        env: { ENG_WORKTREE_ID: record.worktree_id, ENG_WORKTREE_PATH: record.path },
+        pass: config.test_env,
       });
       if (outcome.misconfigured || (typeof testCmd === 'string' && (outcome.code === 126 || outcome.code === 127))) {
         block({
@@ -152,7 +184,9 @@ async function attempt(ctx: Ctx, job: LandJob, record: WorktreeRecord, resumed: 
 
     const checkedOut = await checkoutOf(target, record, timeoutMs);
     if (checkedOut) {
-      const c = parsePorcelain(await gitOut(['status', '--porcelain=v2', '--untracked-files=no'], { cwd: checkedOut, timeoutMs }));
+      const c = parsePorcelain(
+        await gitOut(['status', '--porcelain=v2', '--untracked-files=no', '--ignore-submodules=dirty'], { cwd: checkedOut, timeoutMs }),
+      );
       if (c.staged + c.unstaged + c.conflicted > 0) {
         block({
           reason: 'target_checked_out_dirty',

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { TriggerAction } from '@eng/sdk';
 import { z } from 'zod';
-import { type Ctx, checkGate, gitTimeout, registerFunction, SessionId, WorktreeId } from './context.ts';
+import { TestCommandSchema } from './config.ts';
+import { type Ctx, checkCallerTestCommand, checkGate, gitTimeout, registerFunction, SessionId, WorktreeId } from './context.ts';
 import { W, worktreeError } from './errors.ts';
+import { globMatch } from './glob.ts';
 import { runLand } from './land-run.ts';
-import { checkBranchName, globMatch } from './refs.ts';
+import { checkBranchName } from './refs.ts';
 import type { LandJob } from './types.ts';
 
 export const LAND_STEP = 'worktree::land-step';
@@ -14,7 +16,7 @@ const LandSchema = z
   .object({
     worktree_id: WorktreeId,
     target_branch: z.string().min(1).max(200),
-    test_cmd: z.union([z.string().min(1).max(8000), z.array(z.string().min(1).max(4000)).min(1).max(200)]).optional(),
+    test_cmd: TestCommandSchema.optional(),
     keep: z.boolean().optional(),
     session_id: SessionId.optional(),
   })
@@ -46,11 +48,11 @@ export function registerLand(ctx: Ctx): { recover(): void } {
   registerFunction(
     ctx,
     'worktree::land',
-    'Land a worktree: rebase onto target_branch, run test_cmd (a shell line or an argv array), fast-forward the target atomically and remove the worktree (keep: true keeps it). Asynchronous: {worktree_id, target_branch, test_cmd?, keep?, session_id?} → {job_id, queued}',
+    "Land a worktree: rebase onto target_branch, run the repository's configured test command, fast-forward the target atomically and remove the worktree (keep: true keeps it). test_cmd (a shell line or an argv array) is refused unless gates.allow_caller_test_cmd. Asynchronous: {worktree_id, target_branch, test_cmd?, keep?, session_id?} → {job_id, queued}",
     LandSchema,
     async (input) => {
       checkGate(ctx, 'allow_land', 'worktree::land');
-      if (input.test_cmd !== undefined) checkGate(ctx, 'allow_test_cmd', 'a land test command');
+      if (input.test_cmd !== undefined) checkCallerTestCommand(ctx);
       // check-ref-format needs no repository: any folder will do as its cwd
       const target = await checkBranchName('target_branch', input.target_branch, tmpdir(), gitTimeout(ctx));
       if (!ctx.config().gates.land_targets.some((p) => globMatch(p, target))) {

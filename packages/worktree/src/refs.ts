@@ -53,12 +53,3 @@ export async function currentBranch(cwd: string, timeoutMs: number): Promise<str
   const res = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd, timeoutMs, allowFail: true });
   return res.code === 0 && res.stdout.trim() ? res.stdout.trim() : undefined;
 }
-
-/** `*` matches any run of characters, `?` one character; everything else literally. */
-export function globMatch(pattern: string, value: string): boolean {
-  const source = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${source}$`).test(value);
-}

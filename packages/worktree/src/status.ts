@@ -54,7 +54,7 @@ export class StatusReader {
     const timeoutMs = this.timeoutMs();
     const opts = { cwd: record.path, timeoutMs };
     // GIT_OPTIONAL_LOCKS=0: a status read never takes index.lock (a land or the agent may be writing)
-    const out = await gitOut(['status', '--porcelain=v2', '--branch', '--untracked-files=normal'], {
+    const out = await gitOut(['status', '--porcelain=v2', '--branch', '--untracked-files=normal', '--ignore-submodules=dirty'], {
       ...opts,
       env: { GIT_OPTIONAL_LOCKS: '0' },
     });
@@ -67,7 +67,9 @@ export class StatusReader {
     const tip = inRebase ? ((await branchSha(record.branch, record.path, timeoutMs)) ?? head) : head;
     const facts = await this.refFactsOf(record.path, record.base_sha, tip, upstream, timeoutMs);
     const clean = counts.staged + counts.unstaged + counts.untracked + counts.conflicted === 0;
-    const diffstat = clean ? facts.diffstat : await gitOut(['diff', '--shortstat', '--no-ext-diff', record.base_sha, '--'], opts);
+    const diffstat = clean
+      ? facts.diffstat
+      : await gitOut(['diff', '--shortstat', '--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty', record.base_sha, '--'], opts);
     const unpushed = await this.unpushedOf(record.path, record.base_sha, tip, snapshot.remotes, timeoutMs);
     return {
       clean,
@@ -93,7 +95,7 @@ export class StatusReader {
       const [behind, ahead] = (await gitOut(['rev-list', '--left-right', '--count', `${upstream}...${head}`], opts))
         .split(/\s+/)
         .map(Number);
-      const diffstat = await gitOut(['diff', '--shortstat', '--no-ext-diff', base, head, '--'], opts);
+      const diffstat = await gitOut(['diff', '--shortstat', '--no-ext-diff', '--no-textconv', base, head, '--'], opts);
       const integrated = await integrationReason(cwd, base, head, upstream, timeoutMs);
       return { ahead: ahead ?? 0, behind: behind ?? 0, diffstat, integrated };
     });

@@ -14,7 +14,8 @@ export type BlockReason =
   | 'rebase_in_progress'
   | 'target_ref_not_found'
   | 'target_moved_exhausted'
-  | 'target_checked_out_dirty';
+  | 'target_checked_out_dirty'
+  | 'git_identity_missing';
 
 /** The last land of a worktree, as the detail panel and the chat notices show it. */
 export interface LandSummary {

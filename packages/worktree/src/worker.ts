@@ -41,11 +41,20 @@ export async function startWorktreeWorker(client: EngClient, log: (line: string)
     config: () => config,
     log,
   };
-  const source = await bindConfig(client, seed, log, (next) => {
+  let warned = false;
+  const adopt = (next: WorktreeConfig) => {
     config = next;
+    // installed workers stored the old default (true): say once why callers' test commands stopped
+    if (next.gates.allow_test_cmd && !next.gates.allow_caller_test_cmd && !warned) {
+      warned = true;
+      log('gates.allow_test_cmd is no longer read: a land may carry its own test_cmd only with gates.allow_caller_test_cmd: true');
+    }
+  };
+  const source = await bindConfig(client, seed, log, (next) => {
+    adopt(next);
     schedule?.apply();
   });
-  config = source.current();
+  adopt(source.current());
 
   registerCreate(ctx);
   registerQueries(ctx);

@@ -10,7 +10,7 @@ import { failure, type Rig, recordEvents, startRig, waitFor } from './helpers.ts
 let rig: Rig;
 let landed: { events: any[] };
 beforeAll(async () => {
-  rig = await startRig({ durable: true });
+  rig = await startRig({ durable: true, config: { gates: { allow_caller_test_cmd: true } } });
   landed = await recordEvents(rig.client, 'worktree::landed');
 });
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type EngClient } from '@eng/sdk';
-import { type EngineProcess, NODE_TS, REPO_ROOT, startEngine } from '../../../test/harness.ts';
+import { type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 
 // Test rig of the worktree worker: real git repositories in a temp directory (a bare "origin"
 // and a clone), a real engine with state, queue and cron, and the worker as its own process
@@ -73,11 +73,13 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
-export function startWorker(busUrl: string, env: Record<string, string>): WorkerProcess {
+/** `env` is merged over the test's own environment; a variable set to undefined is left out. */
+export function startWorker(busUrl: string, env: Record<string, string | undefined>): WorkerProcess {
   let output = '';
+  const merged: Record<string, string | undefined> = { ...process.env, ENG_URL: busUrl, ENG_TRACING: 'false', ...env };
   const child = spawn(process.execPath, [...NODE_TS, WORKER], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ENG_URL: busUrl, ENG_TRACING: 'false', ...env },
+    env: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)) as Record<string, string>,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const ready = new Promise<void>((resolve, reject) => {
@@ -126,14 +128,14 @@ export interface Rig {
   client: EngClient;
   repos: Repos;
   /** Start a fresh worker process (after a kill) with the same environment. */
-  restartWorker(extraEnv?: Record<string, string>): Promise<void>;
+  restartWorker(extraEnv?: Record<string, string | undefined>): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface RigOptions {
   /** Seed of the worktree configuration entry (ENG_WORKER_CONFIG), merged over the test root. */
   config?: Record<string, unknown>;
-  workerEnv?: Record<string, string>;
+  workerEnv?: Record<string, string | undefined>;
   /** State and queue on disk (SQLite) instead of in memory. */
   durable?: boolean;
 }
@@ -188,6 +190,32 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   return rig;
 }
 
+const NO_SUCH_WORKTREE = 'wt_000000000000';
+
+/**
+ * Change the worktree configuration entry (`patch` over the stored value, `gates` merged) and wait
+ * until the worker runs on it: the change goes out with gates.allow_land off, then a second one
+ * turns it back on; a land of an unknown worktree answers W500 and then W200 once each arrived.
+ */
+export async function configure(client: EngClient, patch: Record<string, unknown>): Promise<void> {
+  const call = <T = any>(fn: string, payload: unknown) => client.call<T>(fn, payload, { timeoutMs: 20_000 });
+  const probe = (code: string) =>
+    waitFor(
+      async () =>
+        (await failure(call('worktree::land', { worktree_id: NO_SUCH_WORKTREE, target_branch: 'main' })).catch(() => undefined))?.code ===
+        code,
+      10_000,
+      50,
+    );
+  const current = (await call<{ value: Record<string, any> }>('configuration::get', { id: 'worktree' })).value;
+  const gates = { ...current.gates, ...(patch.gates as Record<string, unknown> | undefined) };
+  const value = { ...current, ...patch, gates };
+  await call('configuration::set', { id: 'worktree', value: { ...value, gates: { ...gates, allow_land: false } } });
+  await probe('W500');
+  await call('configuration::set', { id: 'worktree', value });
+  await probe(gates.allow_land === false ? 'W500' : 'W200');
+}
+
 /** Bind `type` with `config` to a fresh function of `client` and collect what it receives. */
 export async function recordEvents<T = Record<string, unknown>>(client: EngClient, type: string, config: unknown = {}) {
   const events: T[] = [];
@@ -219,4 +247,4 @@ export async function failure(promise: Promise<unknown>): Promise<{ code: string
   throw new Error('expected the call to fail');
 }
 
-export { waitFor } from '../../../test/harness.ts';
+export { waitFor };

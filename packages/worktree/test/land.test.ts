@@ -11,7 +11,10 @@ let rig: Rig;
 let landed: { events: any[] };
 let blocked: { events: any[] };
 beforeAll(async () => {
-  rig = await startRig();
+  // these tests give each land its own command; the CAS test's command commits, so it needs the rig's git identity
+  rig = await startRig({
+    config: { gates: { allow_caller_test_cmd: true }, test_env: ['GIT_AUTHOR_*', 'GIT_COMMITTER_*', 'GIT_CONFIG_*'] },
+  });
   landed = await recordEvents(rig.client, 'worktree::landed');
   blocked = await recordEvents(rig.client, 'worktree::land-blocked');
 });

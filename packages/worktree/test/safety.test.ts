@@ -111,7 +111,7 @@ describe('gates of the configuration entry', () => {
     await waitFor(async () => (await call('worktree::create', { repo_path: other }).catch(() => undefined)) !== undefined, 10_000, 100);
   });
 
-  it('force, remove, branch delete, land, land targets and test commands', async () => {
+  it('force, remove, branch delete, land, land targets and caller test commands', async () => {
     const { repos } = rig;
     const wt = await call('worktree::create', { repo_path: repos.repo, session_id: 'owner' });
     const id = wt.worktree_id;
@@ -129,7 +129,6 @@ describe('gates of the configuration entry', () => {
       allow_land: true,
       allow_remove: true,
       land_targets: ['release/*'],
-      allow_test_cmd: false,
       allow_branch_delete: false,
     });
     await untilRefused('W502', () => call('worktree::land', { worktree_id: NO_SUCH, target_branch: 'main' }));
@@ -137,12 +136,12 @@ describe('gates of the configuration entry', () => {
     expect((await failure(call('worktree::land', { worktree_id: NO_SUCH, target_branch: 'release/1' }))).code).toBe('W200');
     const tests = await failure(call('worktree::land', { worktree_id: id, target_branch: 'release/1', test_cmd: 'true' }));
     expect(tests.code).toBe('W500');
-    expect(tests.message).toContain('gates.allow_test_cmd');
+    expect(tests.message).toContain('gates.allow_caller_test_cmd');
     expect((await failure(call('worktree::remove', { worktree_id: id, delete_branch: true }))).code).toBe('W500');
     const removed = await call('worktree::remove', { worktree_id: id });
     expect(removed.branch_deleted).toBe(false);
     expect(repos.git(repos.repo, 'branch', '--list', wt.branch)).toContain(wt.branch);
-    await setGates({ land_targets: ['*'], allow_test_cmd: true, allow_branch_delete: true });
+    await setGates({ land_targets: ['*'], allow_branch_delete: true });
   });
 
   it('a malformed ENG_WORKER_CONFIG stops the worker with the field named', async () => {
