@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Channel, EngClient, WorkerSpan } from '@eng/sdk';
+import { ANSWER_TOO_LARGE_KIND, answerTooLarge, ROUTER_SLACK_BYTES, StreamBytes } from '../router/answer-cap.ts';
 import type {
   ChatMessage,
   ContentBlock,
@@ -11,6 +12,7 @@ import type {
   ToolSpec,
   Usage,
 } from '../router/types.ts';
+import { answerLimit } from './answer-limit.ts';
 import { AssistantEntry } from './assistant-entry.ts';
 import { AGENT_TOOL } from './transcript.ts';
 
@@ -139,6 +141,11 @@ export class Generation {
   firstTextAt?: number;
   private framesSeen = 0;
   private readonly callIds: CallIds;
+  /** The cap on this answer's bytes (llm-router `max_answer_bytes`), read while the stream opens. */
+  private readonly limit: Promise<number>;
+  private readonly streamed = new StreamBytes();
+  /** Set when the stream outgrew the cap: the generation ends with the cap's error. */
+  private cappedAt?: number;
 
   constructor(
     private readonly client: EngClient,
@@ -151,6 +158,7 @@ export class Generation {
   ) {
     this.requestId = `${request.turnId}:${request.step}`;
     this.callIds = new CallIds(request.messages);
+    this.limit = answerLimit(client);
   }
 
   abort(): void {
@@ -201,7 +209,16 @@ export class Generation {
     const final = result?.content.length ? withCallIds(result.content, this.callIds) : undefined;
     const content = toSessionBlocks(final ?? this.partial());
     let outcome: GenerationOutcome;
-    if (this.aborted) outcome = { content, stop_reason: 'aborted', usage: result?.usage, calls: [] };
+    if (this.cappedAt !== undefined)
+      outcome = {
+        content: toSessionBlocks(this.partial()),
+        stop_reason: 'error',
+        error_message: answerTooLarge(this.cappedAt),
+        error_kind: ANSWER_TOO_LARGE_KIND,
+        usage: result?.usage,
+        calls: [],
+      };
+    else if (this.aborted) outcome = { content, stop_reason: 'aborted', usage: result?.usage, calls: [] };
     else if (result?.ok) {
       const calls = ((final ?? []).filter((b) => b.type === 'tool_call') as Array<Extract<GeneratedBlock, { type: 'tool_call' }>>).map(
         toFunctionCall,
@@ -243,6 +260,7 @@ export class Generation {
   }
 
   private async readFrames(reader: AsyncIterable<string | Uint8Array>, entry: AssistantEntry): Promise<void> {
+    const limit = await this.limit;
     try {
       for await (const raw of reader) {
         if (typeof raw !== 'string') continue;
@@ -253,11 +271,23 @@ export class Generation {
         } catch {
           continue;
         }
+        if (this.streamed.add(frame as { type: string }) > limit + ROUTER_SLACK_BYTES) {
+          this.cutOff(limit);
+          return;
+        }
         if (this.apply(frame)) entry.set(toSessionBlocks(this.partial()));
       }
     } catch {
       // the channel closed early (abort, provider gone): the result decides
     }
+  }
+
+  /** The answer outgrew the cap (a provider that ignores it): stop reading and stop the provider. */
+  private cutOff(limit: number): void {
+    this.cappedAt = limit;
+    this.reader?.close();
+    this.signalAbort();
+    this.client.call('router::abort', { request_id: this.requestId }, { timeoutMs: 5000 }).catch(() => undefined);
   }
 
   /** Fold one frame into the partial content; true when the content changed. */

@@ -1,8 +1,9 @@
 import type { ErrorKind, GeneratedBlock } from './types.ts';
 
 // Issue 24 item 4: one answer (text, thinking, tool-call arguments) is capped at the router's
-// `settings.max_answer_bytes`. The provider stops at the cap; the router checks again, for a
-// provider that ignores it. Both end the generation with the same error.
+// `settings.max_answer_bytes`. The provider stops at the cap; the router checks the result and the
+// harness, which reads the stream, counts it again (a provider worker may ignore the cap). All end
+// the generation with the same error.
 
 /**
  * A delta longer than this (UTF-16 units) travels in several frames: even fully escaped JSON keeps
@@ -11,8 +12,8 @@ import type { ErrorKind, GeneratedBlock } from './types.ts';
 export const FRAME_DELTA_CHARS = 64 * 1024;
 
 /**
- * The router's own checks allow this much over the cap: the frames' small fields (types, indices,
- * usage) count there too, and the provider, which counts exactly, must be the one to stop first.
+ * The second checks (the router's on a result, the harness's on the stream) allow this much over
+ * the cap: the provider, which counts exactly, must be the one to stop first.
  */
 export const ROUTER_SLACK_BYTES = 64 * 1024;
 
@@ -56,4 +57,23 @@ export function pieces(text: string, max = FRAME_DELTA_CHARS): string[] {
     at = end;
   }
   return out;
+}
+
+/**
+ * The bytes of a stream's frames the cap counts, frame by frame: deltas and signatures, and what a
+ * tool call's closing frame carries beyond the deltas it repeats.
+ */
+export class StreamBytes {
+  total = 0;
+  private readonly toolDeltas = new Map<unknown, number>();
+
+  add(frame: { type: string; index?: unknown; delta?: unknown; signature?: unknown; arguments?: unknown }): number {
+    if (typeof frame.delta === 'string') {
+      const bytes = utf8Bytes(frame.delta);
+      if (frame.type === 'toolcall_delta') this.toolDeltas.set(frame.index, (this.toolDeltas.get(frame.index) ?? 0) + bytes);
+      this.total += bytes;
+    } else if (typeof frame.signature === 'string') this.total += utf8Bytes(frame.signature);
+    else if (frame.type === 'toolcall_end') this.total += Math.max(0, jsonBytes(frame.arguments) - (this.toolDeltas.get(frame.index) ?? 0));
+    return this.total;
+  }
 }

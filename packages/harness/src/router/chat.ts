@@ -8,7 +8,6 @@ import { type Catalog, providerByPrefix, splitModelKey } from './catalog.ts';
 import type { RouterConfigEntry } from './config-entry.ts';
 import { routerError } from './errors.ts';
 import type { ProviderRegistry } from './registry.ts';
-import { endStream, StreamRelay } from './relay.ts';
 import type { ErrorKind, GenerationResult, Model, Usage } from './types.ts';
 
 // spec: console-worker §2.4/§2.5 and #249 — `router::route`, `router::chat` (stream into the
@@ -119,14 +118,10 @@ export class ChatRouter {
     if (this.inflight.has(requestId)) throw routerError('invalid_request', `${functionId}: request_id ${requestId} is already in flight`);
     this.inflight.set(requestId, route.provider);
     const limit = settings.max_answer_bytes;
-    let relay: StreamRelay | undefined;
     let result: GenerationResult;
     try {
-      // the provider streams into a channel the router relays to the caller's: the second check of the cap
-      if (streaming && writer) {
-        const start = { provider: route.provider, model: route.model };
-        relay = await StreamRelay.open(this.client, writer, start, limit, () => this.stopProvider(route.provider, requestId));
-      }
+      // the provider streams straight into the caller's channel (no relay: a hop per frame cost
+      // the first token ~6 ms); the caller's reader counts the same cap (harness/answer-cap.ts)
       const payload = {
         request_id: requestId,
         model: route.model,
@@ -137,15 +132,9 @@ export class ChatRouter {
         thinking_level: request.thinking_level,
         provider_options: request.provider_options,
         max_answer_bytes: limit,
-        writer: relay?.writerRef,
+        writer: streaming ? writer : undefined,
       };
-      const call = this.callProvider(route.provider, payload, settings.stream_timeout_ms + 10_000);
-      const settled = relay ? await Promise.race([call, relay.cutOff]) : await call;
-      if (settled === 'cut_off') {
-        // the provider ignored the cap: the turn ends now, whatever it still sends
-        call.catch(() => {});
-        result = tooLarge(route, limit);
-      } else result = this.checked(route, settled, limit);
+      result = this.checked(route, await this.callProvider(route.provider, payload, settings.stream_timeout_ms + 10_000), limit);
     } catch (err) {
       // the provider worker failed or left mid-stream: a result the caller can record, not a throw
       const message = err instanceof Error ? err.message : String(err);
@@ -155,8 +144,6 @@ export class ChatRouter {
     } finally {
       this.inflight.delete(requestId);
     }
-    if (relay) await relay.finish(result);
-    else if (streaming && writer) await endStream(writer, result);
     return result;
   }
 
@@ -167,10 +154,6 @@ export class ChatRouter {
     }
     if (contentBytes(result.content) > limit + ROUTER_SLACK_BYTES) return tooLarge(route, limit, result.usage);
     return result;
-  }
-
-  private stopProvider(provider: string, requestId: string): void {
-    this.client.call(`provider::${provider}::abort`, { request_id: requestId }, { timeoutMs: 5000 }).catch(() => {});
   }
 
   /**

@@ -41,7 +41,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const positive = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback);
 /** The schema refuses a bad cap on `configuration::set`; a stored value out of bounds still falls back. */
-const answerCap = (v: unknown): number =>
+export const answerCap = (v: unknown): number =>
   Number.isInteger(v) && (v as number) >= MIN_ANSWER_BYTES && (v as number) <= MAX_ANSWER_BYTES
     ? (v as number)
     : DEFAULT_SETTINGS.max_answer_bytes;
