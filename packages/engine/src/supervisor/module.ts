@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type AdoptedUpgrade, type BusAddress, type BusAdopt, BusService } from '../bus/server.ts';
 import type { WorkerEntry } from '../config/load.ts';
 import type { EngineModule } from '../core/module.ts';
+import { secretRegistry } from '../modules/observability/secret-registry.ts';
 import { findCatalogEntry } from './catalog.ts';
 import { watchReadiness } from './readiness.ts';
 import { type Resolver, resolveCommandPath, Supervisor } from './supervisor.ts';
@@ -173,6 +174,8 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
           resolver: makeResolver(configDir),
           log: ctx.log,
           stateFile: join(ctx.dataDir, 'supervisor.json'),
+          // configuration secrets (eng-configuration publishes them) never show in a stderr tail either
+          secretValues: () => secretRegistry(ctx.services).values(),
           addresses: {
             http: localUrl('http', ctx.services.get<ListenAddress>('address.http')),
             streams: localUrl('ws', ctx.services.get<ListenAddress>('address.streams')),

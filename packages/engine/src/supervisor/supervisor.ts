@@ -3,6 +3,8 @@ import { createWriteStream, mkdirSync, readFileSync, renameSync, rmSync, type Wr
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { WorkerEntry } from '../config/load.ts';
 import { type Logger, redact } from '../log.ts';
+import { credentialEnvValues } from '../modules/observability/secret-registry.ts';
+import { reasonOf, StderrTail, secretScrubber } from './stderr-tail.ts';
 
 /** How to run one external worker. */
 export interface LaunchSpec {
@@ -46,6 +48,12 @@ export interface SupervisedState {
   nextRestartAtMs: number | null;
   /** The command line it is launched with (credentials removed); null when it cannot be launched. */
   command: string | null;
+  /**
+   * The last lines (at most 20) its latest run that wrote any printed on stderr, the reason it
+   * failed; URL credentials and the values of credential-named variables and configuration
+   * secrets replaced by `[REDACTED]`.
+   */
+  stderrTail: string[];
 }
 
 export type SupervisedStatus = 'running' | 'restarting' | 'crash_loop' | 'failed_to_launch' | 'stopped';
@@ -95,6 +103,8 @@ export class Supervisor {
        * after one that was killed (no chance to stop its workers) stops the ones left running.
        */
       stateFile?: string;
+      /** Secret values the engine knows besides the environment (configuration secrets), cut out of stderr tails. */
+      secretValues?: () => Iterable<string>;
     },
   ) {}
 
@@ -128,6 +138,9 @@ export class Supervisor {
           ...(entry.env ?? {}),
         },
       };
+      // the worker sees the engine's environment plus its own: a key from either may be echoed
+      const envSecrets = credentialEnvValues({ ...process.env, ...spec.env });
+      const scrub = secretScrubber(() => [...envSecrets, ...(this.options.secretValues?.() ?? [])]);
       const supervised = new Supervised(
         spec,
         join(this.options.logDir, `${safeName(entry.name)}.log`),
@@ -135,6 +148,7 @@ export class Supervisor {
         () => this.stopping,
         this.options.onMessage,
         () => this.saveState(),
+        new StderrTail(scrub),
       );
       this.children.set(entry.name, supervised);
       supervised.launch();
@@ -158,6 +172,7 @@ export class Supervisor {
         quickExits: 0,
         nextRestartAtMs: null,
         command: null,
+        stderrTail: [],
       }),
     );
     return [...launched, ...failed];
@@ -269,6 +284,7 @@ class Supervised {
     private readonly isStopping: () => boolean,
     private readonly onMessage?: WorkerMessageListener,
     private readonly onChange: () => void = () => undefined,
+    private readonly stderrTail: StderrTail = new StderrTail(secretScrubber(() => [])),
   ) {
     mkdirSync(dirname(logFile), { recursive: true });
     this.logStream = createWriteStream(logFile, { flags: 'a' });
@@ -290,7 +306,12 @@ class Supervised {
     });
     this.startedAtMs = Date.now();
     child.stdout?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
-    child.stderr?.on('data', (chunk: Buffer) => this.logStream.write(redact(chunk.toString())));
+    this.stderrTail.startRun();
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      this.logStream.write(redact(text));
+      this.stderrTail.write(text);
+    });
     child.on('error', (err) => {
       // no pid: the command could not be executed (ENOENT, EACCES) and no 'exit' follows
       if (child.pid !== undefined || this.child !== child) {
@@ -305,7 +326,23 @@ class Supervised {
     });
     child.on('exit', (code, signal) => {
       this.error = null;
-      this.ended(code, signal, true);
+      // stderr may still hold the worker's last words: read them (briefly: a grandchild can keep
+      // the pipe open) before saying why it ended
+      const stderr = child.stderr;
+      const drained =
+        stderr && !stderr.readableEnded
+          ? new Promise<void>((r) => {
+              const timer = setTimeout(r, 200);
+              stderr.once('end', () => {
+                clearTimeout(timer);
+                r();
+              });
+            })
+          : Promise.resolve();
+      void drained.then(() => {
+        this.stderrTail.flush();
+        this.ended(code, signal, true);
+      });
     });
     this.log.info(`started (pid ${child.pid}); output in ${this.logFile}`);
   }
@@ -326,7 +363,10 @@ class Supervised {
     if (logIt) {
       const how = this.error ?? `exited (${signal ?? `code ${code}`})`;
       const loop = this.quickExits >= CRASH_LOOP_AFTER ? ` (crash loop: ${this.quickExits} quick exits in a row)` : '';
-      this.log.warn(`${how}; restarting in ${this.backoffMs} ms${loop} (log: ${this.logFile})`);
+      // the line names the worker and says why (the console's log view shows the text, not the scope)
+      const reason = this.error ? undefined : reasonOf(this.stderrTail.snapshot());
+      const who = `worker "${this.spec.name}"${reason ? `: ${reason}` : ''}`;
+      this.log.warn(`${how}; restarting in ${this.backoffMs} ms${loop} — ${who} (log: ${this.logFile})`);
     }
     this.nextRestartAtMs = Date.now() + this.backoffMs;
     this.timer = setTimeout(() => {
@@ -375,6 +415,7 @@ class Supervised {
       quickExits,
       nextRestartAtMs: this.nextRestartAtMs,
       command: redact([this.spec.command, ...this.spec.args].join(' ')),
+      stderrTail: this.stderrTail.snapshot(),
     };
   }
 

@@ -23,6 +23,8 @@ export interface SupervisedWorker {
   quickExits?: number;
   nextRestartAtMs?: number | null;
   command?: string | null;
+  /** The last lines its latest run wrote to stderr, redacted by the engine: why it failed (issue 25 item 12). */
+  stderrTail?: string[];
 }
 
 export const supervisorKeys = { all: ['supervisor'] as const };

@@ -1,5 +1,5 @@
 import { ExternalLink, TriangleAlert } from 'lucide-react';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { describeExit, type SupervisedStatus, type SupervisedWorker, statusOf } from '../../api/supervisor.ts';
 import { timeAgo } from '../../lib/format.ts';
 import { Badge, StatusDot, type Tone } from '../ui/badge.tsx';
@@ -21,6 +21,32 @@ function restartIn(at: number | null | undefined, now: number): string | undefin
   if (!at) return undefined;
   const s = Math.max(0, Math.ceil((at - now) / 1000));
   return s <= 0 ? 'restarting now' : `next try in ${s} s`;
+}
+
+/**
+ * What a worker that is not running last wrote to stderr, under its row: the reason, without
+ * opening the log file. The newest line is at the bottom and in view.
+ */
+function StderrTail({ name, lines }: { name: string; lines: string[] }) {
+  const ref = useRef<HTMLPreElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: scrolled again when new lines arrive
+  useEffect(() => {
+    if (ref.current) ref.current.scrollTop = ref.current.scrollHeight;
+  }, [lines]);
+  return (
+    <section aria-label={`Last stderr lines of ${name}`} className="col-span-full min-w-0">
+      <div className="mb-1 text-[11px] text-faint">last lines on stderr</div>
+      <pre
+        ref={ref}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box must be reachable by keyboard
+        tabIndex={0}
+        data-testid="supervised-stderr"
+        className="max-h-40 overflow-auto rounded border border-line bg-surface-2 px-3 py-2 font-mono text-[11.5px] leading-snug whitespace-pre-wrap break-words text-fg"
+      >
+        {lines.join('\n')}
+      </pre>
+    </section>
+  );
 }
 
 /**
@@ -138,6 +164,9 @@ export function SupervisedList({
                   <span className="text-faint">none (never started)</span>
                 )}
               </span>
+              {status !== 'running' && status !== 'stopped' && w.stderrTail?.length ? (
+                <StderrTail name={w.name} lines={w.stderrTail} />
+              ) : null}
             </li>
           );
         })}
