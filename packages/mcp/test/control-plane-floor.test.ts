@@ -12,7 +12,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
 import { type RoleProcess, startRole } from '../../harness/src/shared/test-support.ts';
-import { type HttpMcp, httpClient, httpMcp, type StdioMcp, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import { type HttpMcp, httpClient, httpMcp, type StdioMcp, startMcpEngine, stdioMcp, textOf, toolNames } from './helpers.ts';
 
 let engine: EngineProcess;
 let sessions: RoleProcess;
@@ -31,17 +31,6 @@ const INTERNAL_TEXT = /^Function '(.+)' is marked internal \(metadata "internal"
 /** Stand-ins in the control namespaces no worker of this test registers for real. */
 const STAND_INS = ['harness::function::resolve', 'session::list', 'router::complete', 'provider::floorcheck::stream', 'context::compact'];
 const FLOORED_TOOL = /^(approval|configuration|harness|session|router|provider|context)__|^floorcheck__internal/;
-
-async function toolNames(client: Client): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
-    names.push(...page.tools.map((t) => t.name));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return names;
-}
 
 async function refused(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
   const result = await client.callTool({ name, arguments: args });

@@ -9,7 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
-import { type StdioMcp, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import { type StdioMcp, startMcpEngine, stdioMcp, textOf, toolNames } from './helpers.ts';
 
 let engine: EngineProcess;
 let worker: EngClient;
@@ -30,17 +30,6 @@ const TWINS: Array<[string, string]> = [
   ['iii__literal', 'eng__literal'],
 ];
 const FLOOR_TEXT = /^Function '(.+)' is in the eng engine internal namespace and is not exposed as an MCP tool$/;
-
-async function toolNames(client: Client): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
-    names.push(...page.tools.map((t) => t.name));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return names;
-}
 
 /** The same refusal with the namespace swapped: `'iii::x'` ↔ `'eng::x'`, `'iii.x'` ↔ `'eng.x'`. */
 function expectTwinRefusal(iiiText: string, engText: string, label: string): void {

@@ -24,6 +24,18 @@ export const BUILTINS = [
 ];
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Every tool name a client lists, following the pagination cursor to the end. */
+export async function toolNames(client: Client): Promise<string[]> {
+  const names: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {});
+    names.push(...page.tools.map((t) => t.name));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return names;
+}
+
 export async function startMcpEngine(extraYaml = '', httpTimeoutMs = 30_000): Promise<EngineProcess> {
   return startEngine({
     workersYaml:

@@ -7,7 +7,7 @@ import { connect, type EngClient } from '@eng/sdk';
 import { LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
-import { BUILTINS, demoWorker, type StdioMcp, sleep, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import { BUILTINS, demoWorker, type StdioMcp, sleep, startMcpEngine, stdioMcp, textOf, toolNames } from './helpers.ts';
 
 let engine: EngineProcess;
 let worker: EngClient;
@@ -32,17 +32,6 @@ async function tracesCalling(functionId: string): Promise<number> {
   return page.total;
 }
 
-async function toolNames(client = mcp.client): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
-    names.push(...page.tools.map((t) => t.name));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return names;
-}
-
 beforeAll(async () => {
   // engine built-ins traced too: the tests below count the engine calls eng-mcp makes per tool call
   engine = await startMcpEngine('  - name: eng-observability\n    config:\n      trace_builtins: true\n      logs_console_output: false\n');
@@ -58,7 +47,7 @@ afterAll(async () => {
 
 describe('tools/list', () => {
   it('lists the built-ins first, then only functions with the flat boolean "mcp.expose": true, mangled', async () => {
-    const names = await toolNames();
+    const names = await toolNames(mcp.client);
     expect(names.slice(0, 6)).toEqual(BUILTINS);
     expect(names).toContain('demo__echo');
     expect(names).toContain('demo__gold');
@@ -110,11 +99,11 @@ describe('tools/list', () => {
     for (let i = 0; i < 60; i++)
       bulk.registerFunction(`bulk::f${String(i).padStart(2, '0')}`, () => i, { metadata: { 'mcp.expose': true } });
     await bulk.ready();
-    await waitFor(async () => (await toolNames()).includes('bulk__f59'));
+    await waitFor(async () => (await toolNames(mcp.client)).includes('bulk__f59'));
     const first = await mcp.client.listTools();
     expect(first.tools).toHaveLength(50);
     expect(first.nextCursor).toEqual(expect.any(String));
-    const all = await toolNames();
+    const all = await toolNames(mcp.client);
     expect(new Set(all).size).toBe(all.length);
     expect(all.filter((n) => n.startsWith('bulk__'))).toHaveLength(60);
     const forged = Buffer.from(JSON.stringify({ k: 'prompts', o: 0 })).toString('base64url');
@@ -189,7 +178,7 @@ describe('tools/call', () => {
     const flip = otherWorker('flip');
     const exposed = flip.registerFunction('flip::fn', () => 'ran', { metadata: { 'mcp.expose': true } });
     await flip.ready();
-    await waitFor(async () => (await toolNames()).includes('flip__fn'));
+    await waitFor(async () => (await toolNames(mcp.client)).includes('flip__fn'));
     // same id, same worker, now without the opt-in: the client's list is stale
     exposed.unregister();
     flip.registerFunction('flip::fn', () => 'ran anyway', { metadata: { owner: 'flip' } });
@@ -223,7 +212,7 @@ describe('tools/call', () => {
     let ran = 0;
     const exposed = racer.registerFunction('race::fn', () => 'ran', { metadata: { 'mcp.expose': true } });
     await racer.ready();
-    await waitFor(async () => (await toolNames()).includes('race__fn'));
+    await waitFor(async () => (await toolNames(mcp.client)).includes('race__fn'));
     await sleep(300); // let the engine's change event and eng-mcp's refresh for the registration pass
     const before = { info: await tracesCalling('engine::functions::info'), guarded: await tracesCalling('engine::functions::invoke') };
     exposed.unregister();
@@ -300,11 +289,11 @@ describe('notifications/tools/list_changed', () => {
     expect(changes).toBe(0);
     late.registerFunction('late::shown', () => 2, { metadata: { 'mcp.expose': true } });
     await waitFor(() => changes > 0, 5000);
-    expect(await toolNames()).toContain('late__shown');
+    expect(await toolNames(mcp.client)).toContain('late__shown');
     const before = changes;
     await late.close();
     await waitFor(() => changes > before, 5000);
-    expect(await toolNames()).not.toContain('late__shown');
+    expect(await toolNames(mcp.client)).not.toContain('late__shown');
   });
 });
 
