@@ -59,7 +59,14 @@ export async function runEngine(options: StartOptions): Promise<Engine> {
     log.info(`${signal} received: stopping`);
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
+    // the launched workers leave first (the supervisor stops before any module), then the modules
     await engine.stop();
+    const missed = engine.core.invoker.notSentWhileStopping;
+    log.info(
+      missed
+        ? `stopped; ${missed} ${missed === 1 ? 'call to workers that were leaving was' : 'calls to workers that were leaving were'} not sent`
+        : 'stopped',
+    );
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
