@@ -1,6 +1,7 @@
 import type { FunctionRecord } from '@eng/protocol';
 import { useEffect, useState } from 'react';
 import { matchScore } from '../lib/fuzzy.ts';
+import { deniedToModels, fetchDeniedToModels } from './chat-gate.ts';
 import { callEngine } from './client.ts';
 import { isUiFunction } from './ui-ids.ts';
 
@@ -78,12 +79,22 @@ export async function fetchCatalogEntries(call: <T>(functionId: string, payload:
     .map((f) => ({ function_id: f.function_id, description: f.description ?? null }));
 }
 
+/**
+ * What the composer may offer: every function a model could be allowed to call, without the ones
+ * the approval gate refuses in every mode (human-only, control plane, opaque wrappers, the gate
+ * entry's deny rules; api/chat-gate.ts).
+ */
+export async function fetchMentionEntries(call: <T>(functionId: string, payload: unknown) => Promise<T>): Promise<CatalogEntry[]> {
+  const [entries, denied] = await Promise.all([fetchCatalogEntries(call), fetchDeniedToModels(call)]);
+  return entries.filter((entry) => !deniedToModels(entry.function_id, denied));
+}
+
 export const functionCatalog = createFunctionCatalog({
   ttlMs: parseCacheTtl(import.meta.env.VITE_FUNCTIONS_LIST_CACHE_MS),
-  fetch: () => fetchCatalogEntries(callEngine),
+  fetch: () => fetchMentionEntries(callEngine),
 });
 
-/** @-mention suggestions for the composer: the cached catalog searched with `query`. */
+/** @-mention suggestions for the composer: the cached catalog (functions a model may call) searched with `query`. */
 export function useFunctionMentions(query: string, limit = 20): { matches: CatalogEntry[]; loading: boolean } {
   const [state, setState] = useState<{ matches: CatalogEntry[]; loading: boolean }>({ matches: [], loading: true });
   useEffect(() => {

@@ -107,7 +107,7 @@ export function ChatWelcome({
   onCloseNotice: () => void;
 }) {
   const tips = [
-    { icon: AtSign, text: 'Type @ to mention any function registered on the engine' },
+    { icon: AtSign, text: 'Type @ to mention a function the model may call' },
     { icon: Slash, text: '/compact summarises a long conversation' },
     { icon: Paperclip, text: 'Attach files, or drop them on the composer' },
   ];
