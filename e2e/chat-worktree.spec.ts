@@ -28,9 +28,10 @@ test.beforeAll(async ({ stack }) => {
   chat = await startChatStack(stack);
 });
 
-test.afterAll(async () => {
-  // the stack is shared with other spec files: leave it without the worktree worker, as found
+test.afterAll(async ({ engineClient }) => {
+  // the stack is shared with other spec files: leave it without the worktree worker and its configuration entry, as found
   await worker?.stop();
+  await engineClient.call('configuration::delete', { id: 'worktree' }).catch(() => undefined);
   await chat?.stop();
 });
 
@@ -110,9 +111,13 @@ test('the worktrees tab: pick validates and claims, the badge shows its markers,
   const call = <T = any>(fn: string, payload: unknown) => engineClient.call<T>(fn, payload, { timeoutMs: 30_000 });
   const sends = recordSends(page);
   await openChat(page, consoleUrl, 'dark');
+  // The lands below are a script's, with test commands of its own (a slow one, a failing one):
+  // the operator allows that, as the worker refuses a caller's test_cmd by default (W500). The
+  // config block only seeds a new configuration entry, which the engine keeps: start from none.
+  await call('configuration::delete', { id: 'worktree' });
   worker = startWorker(stack.engine.busUrl, {
     ...repos.env,
-    ENG_WORKER_CONFIG: JSON.stringify({ worktree_root: repos.root, prune_schedule: '' }),
+    ENG_WORKER_CONFIG: JSON.stringify({ worktree_root: repos.root, prune_schedule: '', gates: { allow_caller_test_cmd: true } }),
   });
   await worker.ready;
   await expect(nav(page).getByRole('link', { name: 'Worktrees' })).toBeVisible({ timeout: 15_000 });
@@ -224,7 +229,7 @@ test('a land in progress cannot be picked; the owning conversation gets the land
   await call('worktree::land', { worktree_id: other.worktree_id, target_branch: 'main', session_id: 'agent-elsewhere' });
   await until(async () => repos.git(repos.repo, 'log', '-1', '--format=%s', 'main') === 'other work', 20_000);
 
-  // c is landed by a script with a slow test gate: listed while it lands, not pickable
+  // c is landed by a script with a slow test command of its own (gates.allow_caller_test_cmd, above): listed while it lands, not pickable
   await call('worktree::land', { worktree_id: c.worktree_id, target_branch: 'main', test_cmd: 'sleep 4' });
   await picker(page).click();
   await expect(option(page, c.worktree_id)).toHaveAttribute('data-lifecycle', 'landing', { timeout: 5_000 });
@@ -266,7 +271,7 @@ test('a land in progress cannot be picked; the owning conversation gets the land
   await page.screenshot({ path: `${SHOTS}picker-light.png` });
   await page.keyboard.press('Escape');
 
-  // a test gate failing: the exit code
+  // the script's test command failing: the exit code
   const e = await call('worktree::create', { repo_path: repos.repo, session_id: session });
   repos.commit(e.path, { 'e.txt': 'e\n' }, 'e');
   await call('worktree::land', { worktree_id: e.worktree_id, target_branch: 'main', test_cmd: 'exit 3' });

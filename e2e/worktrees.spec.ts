@@ -8,7 +8,9 @@ import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
  * The Worktrees page (seed 2.9) against a real engine, the worktree worker as its own process and
  * real git repositories: the install notice without the worker; with it, the graph follows
  * worktrees created, claimed, landed and removed by a test script (no reload), and the detail
- * panel's claim, release, land and remove actions work. Screenshots in both themes.
+ * panel's claim, release, land and remove actions work; the land dialog offers a test command only
+ * while the worker's gates.allow_caller_test_cmd is on and shows its W500 refusal in words.
+ * Screenshots in both themes.
  */
 
 const SHOTS = `${ARTIFACTS}worktrees/`;
@@ -20,6 +22,41 @@ async function setTheme(page: Page, theme: 'light' | 'dark') {
   const current = await page.locator('html').getAttribute('data-theme');
   if (current !== theme) await page.getByTestId('theme-toggle').first().click();
   await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+}
+
+/** Screenshots of an open dialog in both themes: the `t` shortcut (the dialog covers the toggle), back to dark after. */
+async function shotDialog(page: Page, name: string) {
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.screenshot({ path: `${SHOTS}${name}-dark.png` });
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.keyboard.press('t');
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'light');
+  await page.waitForTimeout(300); // the theme transition
+  await page.screenshot({ path: `${SHOTS}${name}-light.png` });
+  await page.keyboard.press('t');
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+}
+
+type EngineCall = <T = any>(fn: string, payload: unknown) => Promise<T>;
+
+/**
+ * Whether the worker takes a caller's test_cmd right now (it reloads its configuration entry
+ * through a trigger, so a configuration::set takes a moment): a land of an unknown worktree with
+ * a test command is W500 while gates.allow_caller_test_cmd is off, W200 (unknown) while it is on.
+ */
+async function takesCallerTestCmd(call: EngineCall): Promise<boolean> {
+  try {
+    await call('worktree::land', { worktree_id: 'wt_000000000000', target_branch: 'main', test_cmd: 'true' });
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code !== 'W500';
+  }
+}
+
+/** configuration::set of the worker's `worktree` entry, as an operator edits it, with `change` applied to the stored value. */
+async function setWorktreeConfig(call: EngineCall, change: (value: Record<string, any>) => Record<string, any>) {
+  const { value } = await call<{ value: Record<string, any> }>('configuration::get', { id: 'worktree' });
+  await call('configuration::set', { id: 'worktree', value: change(value) });
 }
 
 /** A WorktreeInfo as worktree::list answers it, for a worker stand-in. */
@@ -63,9 +100,10 @@ test.describe('Worktrees', () => {
     mkdirSync(SHOTS, { recursive: true });
     repos = makeRepos();
   });
-  test.afterAll(async () => {
-    // the stack is shared with other spec files: leave it without the worker, as found
+  test.afterAll(async ({ engineClient }) => {
+    // the stack is shared with other spec files: leave it without the worker and its configuration entry, as found
     await worker?.stop();
+    await engineClient.call('configuration::delete', { id: 'worktree' }).catch(() => undefined);
   });
 
   for (const theme of ['dark', 'light'] as const) {
@@ -131,6 +169,9 @@ test.describe('Worktrees', () => {
       const listed = await call<{ items: Array<{ key: string }> }>('state::list', { scope, with_keys: true, limit: 1000 });
       for (const { key } of listed?.items ?? []) await call('state::delete', { scope, key });
     }
+    // its configuration entry too (the engine keeps it, and the worker's ENG_WORKER_CONFIG only
+    // seeds a new one): this worker starts on the defaults, gates.allow_caller_test_cmd off
+    await call('configuration::delete', { id: 'worktree' });
     await gotoPage(page, consoleUrl, '/worktrees', 'dark');
     worker = startWorker(stack.engine.busUrl, {
       ...repos.env,
@@ -194,14 +235,26 @@ test.describe('Worktrees', () => {
     await expect(page.getByTestId('worktrees-land-notice')).toHaveText(`${a.branch} landed onto main (${merged.slice(0, 8)})`);
     await expect(page.getByTestId('worktrees-live')).toHaveAttribute('data-live', 'true');
 
-    // land from the panel: target and test command from the dialog
+    // land from the panel: the target from the dialog. The default configuration takes no test
+    // command from a caller (W500), so the dialog offers none and says why; no test_commands entry
+    // matches this repository, so none runs
     const b = await call('worktree::create', { repo_path: repos.repo });
     repos.commit(b.path, { 'second.txt': 'second\n' }, 'second');
     await expect(node(page, b.worktree_id)).toBeVisible();
     await node(page, b.worktree_id).click();
     await detail.getByTestId('worktree-land-open').click();
+    const gate = page.getByTestId('worktree-land-test-gate');
+    await expect(gate).toHaveAttribute('data-known', 'true');
+    await expect(gate).toHaveAttribute('data-allow-caller', 'false');
+    await expect(page.getByLabel('Test command')).toHaveCount(0);
+    await expect(gate.getByTestId('worktree-land-test-configured')).toHaveText(
+      'None: no test_commands entry matches this repository, so the land runs no tests.',
+    );
+    await expect(gate.getByTestId('worktree-land-test-hint')).toContainText(
+      'the worker refuses one (W500) unless its operator sets gates.allow_caller_test_cmd: true',
+    );
     await page.getByLabel('Target branch').fill('main');
-    await page.getByLabel('Test command').fill('test -f second.txt');
+    await shotDialog(page, 'land-dialog-default');
     await page.getByTestId('worktree-land-submit').click();
     await expect(node(page, b.worktree_id)).toHaveCount(0, { timeout: 20_000 });
     expect(repos.git(repos.repo, 'log', '-1', '--format=%s', 'main')).toBe('second');
@@ -237,6 +290,64 @@ test.describe('Worktrees', () => {
     expect(existsSync(d.path)).toBe(false);
     await setTheme(page, 'light');
     await page.screenshot({ path: `${SHOTS}graph-light.png` });
+  });
+
+  test("the land dialog: a test command of the caller's only while the operator allows it; the worker's refusal in words", async ({
+    page,
+    consoleUrl,
+    engineClient,
+  }) => {
+    test.setTimeout(90_000);
+    const call: EngineCall = (fn, payload) => engineClient.call(fn, payload, { timeoutMs: 30_000 });
+    // the operator allows callers' commands and gives this repository one of its own (an argument vector that leaves a mark)
+    const marker = `${repos.dir}/configured-test-ran`;
+    await setWorktreeConfig(call, (v) => ({
+      ...v,
+      gates: { ...v.gates, allow_caller_test_cmd: true },
+      test_commands: { [repos.repo]: ['touch', marker] },
+    }));
+    await expect.poll(() => takesCallerTestCmd(call), { timeout: 10_000 }).toBe(true);
+
+    const f = await call<any>('worktree::create', { repo_path: repos.repo });
+    repos.commit(f.path, { 'f.txt': 'f\n' }, 'f');
+    await gotoPage(page, consoleUrl, `/worktrees?wt=${f.worktree_id}`, 'dark');
+    const detail = page.getByTestId('worktree-detail');
+    await expect(detail.getByTestId('worktree-detail-branch')).toHaveText(f.branch);
+    await detail.getByTestId('worktree-land-open').click();
+    const gate = page.getByTestId('worktree-land-test-gate');
+    await expect(gate).toHaveAttribute('data-allow-caller', 'true');
+    await expect(page.getByLabel('Test command')).toHaveAttribute('placeholder', `touch ${marker}`);
+    await expect(gate.getByTestId('worktree-land-test-hint')).toContainText(
+      `Left empty, the repository's configured one runs: touch ${marker}.`,
+    );
+    await page.getByLabel('Target branch').fill('main');
+    await page.getByLabel('Test command').fill('test -f f.txt');
+    await shotDialog(page, 'land-dialog-caller-allowed');
+
+    // meanwhile the operator turns it back off (the default): the land with a test command is refused, in words
+    await setWorktreeConfig(call, (v) => ({ ...v, gates: { ...v.gates, allow_caller_test_cmd: false } }));
+    await expect.poll(() => takesCallerTestCmd(call), { timeout: 10_000 }).toBe(false);
+    await page.getByTestId('worktree-land-submit').click();
+    const refused = page.getByTestId('worktree-land-test-refused');
+    await expect(refused).toBeVisible();
+    await expect(refused).toHaveAttribute('role', 'alert');
+    await expect(refused).toContainText('The worker refused the test command (W500)');
+    await expect(refused).toContainText('A command of your own needs gates.allow_caller_test_cmd: true');
+    // the worker's own words once, without its code repeated
+    await expect(refused).toContainText("test_cmd in a worktree::land call is refused: only the repository's configured test command");
+    await expect(refused).not.toContainText('W500: W500');
+    // nothing was queued; the dialog re-reads the settings: no field now, the repository's command instead
+    await expect(page.getByLabel('Test command')).toHaveCount(0);
+    await expect(gate.getByTestId('worktree-land-test-configured')).toHaveText(`The repository's configured command runs: touch ${marker}`);
+    expect((await call<any>('worktree::get', { worktree_id: f.worktree_id })).lifecycle).toBe('active');
+    expect(existsSync(marker)).toBe(false);
+    await shotDialog(page, 'land-dialog-refused');
+
+    // landing again goes without it: the repository's configured command runs, then the land
+    await page.getByTestId('worktree-land-submit').click();
+    await expect(node(page, f.worktree_id)).toHaveCount(0, { timeout: 20_000 });
+    expect(repos.git(repos.repo, 'log', '-1', '--format=%s', 'main')).toBe('f');
+    expect(existsSync(marker)).toBe(true);
   });
 
   test('a refused action is shown in the panel with its code', async ({ page, consoleUrl, engineClient }) => {

@@ -28,6 +28,13 @@ describe('worktree notices', () => {
     expect(blockedReason({ reason: 'dirty' })).toBe('the worktree has uncommitted changes');
     expect(blockedReason({ reason: 'target_moved_exhausted' })).toBe('the target kept moving (retries used up)');
     expect(blockedReason({ reason: 'some_new_reason' })).toBe('some new reason');
+    // eng's W406 and a caller's test command the worker refused when the land ran (W500, never run: no exit code)
+    expect(blockedReason({ reason: 'git_identity_missing', code: 'W406' })).toBe(
+      "git has no identity (user.name / user.email) on the worker's machine: set one there, or the worker's committer setting",
+    );
+    expect(blockedReason({ reason: 'test_failed', code: 'W500' })).toBe(
+      "the caller's test command was refused (the worker's gates.allow_caller_test_cmd is off); land again without one",
+    );
 
     // the branch comes from the list when the payload does not carry it; the W### code leads the detail
     const n = landNotice(

@@ -143,7 +143,8 @@ export function useChatWorktreeEvents(): void {
   const queryClient = useQueryClient();
   const onEvent = useCallback(
     (event: LiveEventRecord) => {
-      if (event.type !== 'landed' && event.type !== 'land-blocked') return;
+      const type = event.type;
+      if (type !== 'landed' && type !== 'land-blocked') return;
       const prefs = chatPrefs();
       const owner = ownerOf(event.payload, prefs.conversations, prefs.worktrees);
       if (!owner) return;
@@ -152,14 +153,14 @@ export function useChatWorktreeEvents(): void {
       const branch =
         typeof event.payload.branch === 'string' ? event.payload.branch : known?.find((w) => w.worktree_id === worktreeId)?.branch;
       if (branch || !worktreeId) {
-        addNotice(owner, landNotice(event.type, event.payload, event.at, branch));
+        addNotice(owner, landNotice(type, event.payload, event.at, branch));
         return;
       }
       // land-blocked does not name the branch, and the list may not know the worktree yet: ask for it
       void callEngine<WorktreeInfo>('worktree::get', { worktree_id: worktreeId })
         .then((wt) => wt?.branch)
         .catch(() => undefined)
-        .then((b) => addNotice(owner, landNotice(event.type, event.payload, event.at, b)));
+        .then((b) => addNotice(owner, landNotice(type, event.payload, event.at, b)));
     },
     [queryClient],
   );

@@ -68,7 +68,30 @@ export const POLL_MS = 15_000;
 export const worktreeKeys = {
   all: ['worktrees'] as const,
   list: () => [...worktreeKeys.all, 'list'] as const,
+  config: () => [...worktreeKeys.all, 'config'] as const,
 };
+
+/** The worktree worker's configuration entry id (packages/worktree/README.md "Configuration entry `worktree`"). */
+export const WORKTREE_CONFIG_ID = 'worktree';
+
+/**
+ * The stored value of the worker's `worktree` configuration entry (its effective settings: the
+ * worker reloads the entry on every change), or `null` when it cannot be read: an engine without
+ * `configuration::*`, where the worker runs on its ENG_WORKER_CONFIG, or an entry not registered.
+ * Read again with the list (every lifecycle event and action invalidates both).
+ */
+export function useWorktreeConfig(enabled = true) {
+  return useQuery({
+    queryKey: worktreeKeys.config(),
+    enabled,
+    queryFn: async (): Promise<Record<string, unknown> | null> => {
+      const res = await callEngine<{ value?: unknown } | null>('configuration::get', { id: WORKTREE_CONFIG_ID }).catch(() => null);
+      const value = res?.value;
+      return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    },
+    staleTime: 0,
+  });
+}
 
 /** Every managed worktree with its status, oldest first. `live`: the six bindings are active (no poll needed). */
 export function useWorktrees(live: boolean) {

@@ -1,6 +1,7 @@
 import { GitMerge, TriangleAlert } from 'lucide-react';
 import type { ReactNode } from 'react';
 import type { WorktreeInfo } from '../../api/worktrees.ts';
+import { blockedReason } from '../../lib/chat/worktree-notices.ts';
 import { formatDateTime, timeAgo } from '../../lib/format.ts';
 import { Badge } from '../ui/badge.tsx';
 import { CopyButton } from '../ui/copy-button.tsx';
@@ -112,7 +113,13 @@ export function WorktreeDetail({ wt, onClose }: { wt: WorktreeInfo; onClose: () 
                   <Mono text={wt.land.merged_sha} />
                 </Fact>
               ) : null}
-              {wt.land.reason ? <Fact label="Blocked">{`${wt.land.reason}${wt.land.code ? ` (${wt.land.code})` : ''}`}</Fact> : null}
+              {wt.land.reason ? (
+                <Fact label="Blocked">
+                  <span data-testid="worktree-land-reason" data-reason={wt.land.reason} title={wt.land.reason}>
+                    {`${blockedReason({ ...wt.land })}${wt.land.code ? ` (${wt.land.code})` : ''}`}
+                  </span>
+                </Fact>
+              ) : null}
             </Facts>
             {wt.land.message ? (
               <p className="rounded-lg bg-surface-2 px-2.5 py-1.5 font-mono text-xs break-words text-muted">{wt.land.message}</p>

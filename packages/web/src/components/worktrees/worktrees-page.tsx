@@ -2,6 +2,7 @@ import { useNavigate } from '@tanstack/react-router';
 import { GitBranch, RefreshCw } from 'lucide-react';
 import { lazy, Suspense, useCallback, useMemo, useState } from 'react';
 import { type LiveEventRecord, POLL_MS, useWorktreeLive, useWorktrees } from '../../api/worktrees.ts';
+import { blockedReason } from '../../lib/chat/worktree-notices.ts';
 import { formatTime, pluralize } from '../../lib/format.ts';
 import { worktreesRoute } from '../../routes/worktrees.tsx';
 import { Badge } from '../ui/badge.tsx';
@@ -140,6 +141,8 @@ function landText(e: LiveEventRecord, branchOf: (worktreeId: string) => string |
       ? `conflicts in ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''}`
       : p.reason === 'test_failed' && p.exit_code !== undefined
         ? `tests failed (exit ${p.exit_code})`
-        : (p.reason ?? 'unknown reason').replace(/_/g, ' ');
+        : p.reason
+          ? blockedReason(e.payload) // the chat's wording: git_identity_missing, a refused test command (W500), …
+          : 'unknown reason';
   return `land of ${branchOf(p.worktree_id ?? '') ?? p.worktree_id} onto ${p.target_branch} blocked: ${why}`;
 }

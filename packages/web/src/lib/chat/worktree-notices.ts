@@ -27,11 +27,16 @@ const REASONS: Record<string, string> = {
   target_ref_not_found: 'the target branch does not exist',
   target_moved_exhausted: 'the target kept moving (retries used up)',
   target_checked_out_dirty: 'the checkout of the target has uncommitted changes',
+  git_identity_missing:
+    "git has no identity (user.name / user.email) on the worker's machine: set one there, or the worker's committer setting",
 };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
-/** Why a land was blocked, in words: up to three conflicted files and "and N more", the tests' exit code, … */
+/**
+ * Why a land was blocked, in words: up to three conflicted files and "and N more", the tests' exit
+ * code, a caller's test command refused (W500), a missing git identity (W406), …
+ */
 export function blockedReason(payload: Record<string, unknown>): string {
   const reason = str(payload.reason) ?? 'unknown';
   const files = Array.isArray(payload.conflict_files) ? payload.conflict_files.filter((f): f is string => typeof f === 'string') : [];
@@ -40,8 +45,12 @@ export function blockedReason(payload: Record<string, unknown>): string {
     const more = files.length > 3 ? ` and ${files.length - 3} more` : '';
     return `conflicts in ${files.slice(0, 3).join(', ')}${more} (the rebase is left in progress to resolve)`;
   }
-  if (reason === 'test_failed')
+  if (reason === 'test_failed') {
+    // a caller's command stored before the operator turned gates.allow_caller_test_cmd off: it never ran
+    if (payload.code === 'W500')
+      return "the caller's test command was refused (the worker's gates.allow_caller_test_cmd is off); land again without one";
     return typeof payload.exit_code === 'number' ? `the tests failed (exit ${payload.exit_code})` : 'the tests failed';
+  }
   return REASONS[reason] ?? reason.replace(/_/g, ' ');
 }
 
