@@ -97,8 +97,20 @@ export function configFromEnv(raw: string | undefined): Record<string, unknown> 
   return value as Record<string, unknown>;
 }
 
-/** The worktree root as an absolute path (`~` expanded, relative paths against the home directory). */
-export function resolveRoot(root: string): string {
+/**
+ * eng's home folder: `$ENG_HOME`, else `~/.eng`, as the engine CLI reads it
+ * (packages/engine/src/config/resolve.ts), so one variable moves every component's files.
+ */
+export function engHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ENG_HOME || join(homedir(), '.eng');
+}
+
+/**
+ * The worktree root as an absolute path (`~` expanded, relative paths against the home directory).
+ * `~/.eng/…`, the default's form, is read under `$ENG_HOME` when that is set.
+ */
+export function resolveRoot(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (root === '~/.eng' || root.startsWith('~/.eng/')) return join(engHome(env), root.slice('~/.eng'.length));
   if (root === '~') return homedir();
   if (root.startsWith('~/')) return join(homedir(), root.slice(2));
   return isAbsolute(root) ? resolve(root) : resolve(homedir(), root);
