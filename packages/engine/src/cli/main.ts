@@ -1,28 +1,13 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from 'commander';
-import { ENGINE_VERSION } from '../version.ts';
-import { registerConsoleCommand } from './console.ts';
-import { registerStartCommand } from './start.ts';
-import { registerTriggerCommand } from './trigger.ts';
-import { registerWorkerCommands } from './worker.ts';
+import { ensurePackagesBuilt } from '@eng/sdk/build';
 
-const program = new Command();
-program
-  .name('eng')
-  .description('eng: a function-and-trigger engine. Without a command, starts the engine.')
-  .version(ENGINE_VERSION, '-v, --version', 'print the version')
-  .showHelpAfterError('(run with --help for usage)')
-  .exitOverride();
-
-registerStartCommand(program, true);
-registerTriggerCommand(program);
-registerWorkerCommands(program);
-registerConsoleCommand(program);
-
+// @eng/protocol and @eng/sdk run from their built dist/ (plain-`node` workers import them too): in
+// a checkout, rebuild them first when their sources changed (a few seconds, once), before the
+// engine or a worker it launches loads an old build. Nothing here may import either package.
 try {
-  await program.parseAsync(process.argv);
+  ensurePackagesBuilt({ log: (line: string) => process.stderr.write(`eng: ${line}\n`) });
 } catch (err) {
-  if (err instanceof CommanderError) process.exit(err.exitCode);
   process.stderr.write(`eng: ${(err as Error).message}\n`);
   process.exit(1);
 }
+await import('./program.ts');
