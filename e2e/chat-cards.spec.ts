@@ -1,11 +1,12 @@
 import { connect, type EngClient } from '@eng/sdk';
 import type { Page } from '@playwright/test';
-import { type ChatStack, openChat, startChatStack } from './fixtures/chat-stack.ts';
+import { type ChatStack, openChat, startChatStack, until } from './fixtures/chat-stack.ts';
 import { expect, test } from './fixtures/test.ts';
 
 /**
  * Issue 25 "the console as a new user finds it", chat items: the composer's @-mentions offer only
- * functions the approval gate could allow (item 5).
+ * functions the approval gate could allow (item 5); a finished call card says who decided and
+ * when, how long the call ran, and links to its span in the trace explorer (item 3).
  */
 
 test.describe.configure({ mode: 'serial' });
@@ -76,4 +77,95 @@ test('@-mentions offer only functions the gate could allow', async ({ page, cons
   const mine = await mentionIds(page, 'chat-cards::');
   expect(mine).toEqual(expect.arrayContaining(['chat-cards::lookup', 'chat-cards::manual-only-deny']));
   expect(mine).not.toContain('chat-cards::forbidden');
+});
+
+async function send(page: Page, text: string) {
+  await input(page).fill(text);
+  await expect(page.getByTestId('send-button')).toBeEnabled();
+  await input(page).press('Enter');
+}
+
+/** Screenshots of the transcript in both themes, at desktop width and 390 px (looked at by hand). */
+async function shoot(page: Page, name: string) {
+  for (const width of [1440, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.reload();
+    await expect(page.getByTestId('call-decision').first()).toBeVisible();
+    // at 390 px the conversation list is hidden, as a phone user would
+    if (width < 600 && (await page.getByTestId('chat-sidebar').getAttribute('data-collapsed')) === 'false')
+      await page.getByRole('button', { name: 'Hide conversations' }).click();
+    for (const theme of ['light', 'dark'] as const) {
+      await page.evaluate((t) => document.documentElement.setAttribute('data-theme', t), theme);
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: `/tmp/chat-cards/${name}-${theme}-${width}.png` });
+    }
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
+}
+
+test('a call card: who allowed it and when, how long it ran, and a link to its span', async ({ page, consoleUrl }) => {
+  await openChat(page, consoleUrl);
+  await page.getByTestId('new-chat').click();
+  chat.openai.turn({
+    toolCalls: [
+      {
+        id: 'call_cards_1',
+        name: 'agent_trigger',
+        arguments: { function: 'chat-cards::lookup', payload: { order: 7 }, description: 'look up order 7' },
+      },
+    ],
+  });
+  chat.openai.turn({
+    toolCalls: [{ id: 'call_cards_2', name: 'agent_trigger', arguments: { function: 'chat-cards::lookup', payload: { order: 8 } } }],
+  });
+  chat.openai.turn({ text: 'Orders 7 and 8 have shipped.' });
+  await send(page, 'Where are orders 7 and 8?');
+
+  // Approve once: the card says so, with the time
+  const first = page.locator('[data-testid="function-card"][data-call-id="call_cards_1"]');
+  await expect(first).toHaveAttribute('data-state', 'pending');
+  await expect(first.getByTestId('call-record')).toHaveCount(0);
+  await first.getByRole('button', { name: 'Approve' }).click();
+  await expect(first).toHaveAttribute('data-state', 'done', { timeout: 20_000 });
+  await expect(first.getByTestId('call-decision')).toHaveText(/^Allowed by you · once · \d\d:\d\d$/);
+  // the duration is the span's: the function sleeps 300 ms
+  await expect(first.getByTestId('call-duration')).toHaveText(/^\d{3} ms$|^\d\.\d\d s$/, { timeout: 20_000 });
+
+  // Deny the second with a reason
+  const second = page.locator('[data-testid="function-card"][data-call-id="call_cards_2"]');
+  await expect(second).toHaveAttribute('data-state', 'pending');
+  await second.getByRole('button', { name: 'Deny…' }).click();
+  await second.getByLabel('Reason for denying').fill('not this one');
+  await second.getByRole('button', { name: 'Deny', exact: true }).click();
+  await expect(second).toHaveAttribute('data-state', 'error');
+  await expect(second.getByTestId('call-decision')).toHaveText(/^Denied by you · \d\d:\d\d$/);
+  await expect(second.getByTestId('function-error')).toContainText('not this one');
+  await expect(second.getByTestId('call-span-link')).toHaveCount(0);
+  await expect(page.getByTestId('chat-status')).toHaveText('idle', { timeout: 20_000 });
+
+  // a reload keeps the record (this console's decisions are remembered)
+  await page.reload();
+  await expect(first.getByTestId('call-decision')).toHaveText(/^Allowed by you · once/);
+  await expect(second.getByTestId('call-decision')).toHaveText(/^Denied by you/);
+  await shoot(page, 'cards');
+
+  // the span link opens the trace explorer on this call's span
+  let span: { trace_id: string; span_id: string; name: string } | undefined;
+  await until(async () => {
+    const res = await chat.client.call<{ spans: Array<{ trace_id: string; span_id: string; name: string }> }>('engine::traces::list', {
+      attributes: [['eng.function_call.id', 'call_cards_1']],
+      search_all_spans: true,
+      include_internal: true,
+    });
+    span = res.spans.find((s) => s.name === 'function chat-cards::lookup');
+    return span !== undefined;
+  });
+  await first.getByTestId('call-span-link').click();
+  await expect(page).toHaveURL(/#\/traces\?/);
+  await expect(page).toHaveURL(new RegExp(`trace_id=${span?.trace_id}`));
+  await expect(page.getByTestId('active-filters')).toContainText('eng.function_call.id');
+  await expect(page.getByTestId('active-filters')).toContainText('call_cards_1');
+  const row = page.locator(`[data-testid="waterfall-row"][data-span-id="${span?.span_id}"]`);
+  await expect(row).toContainText('function chat-cards::lookup');
+  await expect(page.getByTestId('span-panel')).toHaveAttribute('data-span-id', span?.span_id as string);
 });

@@ -22,7 +22,7 @@ export type ChatEvent =
   | { type: 'turn-started'; session_id: string; turn_id: string }
   | { type: 'turn-completed'; session_id: string; turn_id: string; status: string; result_error?: string; reason?: string }
   | { type: 'pending-created'; session_id: string; function_call_id: string; function_id: string }
-  | { type: 'pending-resolved'; session_id: string; function_call_id: string; outcome: string; reason?: string }
+  | { type: 'pending-resolved'; session_id: string; function_call_id: string; outcome: string; reason?: string; resolved_at?: number }
   | { type: 'models-changed' }
   | { type: 'providers-changed' };
 
@@ -105,6 +105,7 @@ const STATIC: Array<[type: string, name: string, map: (p: Payload) => ChatEvent 
       function_call_id: str(p.function_call_id),
       outcome: str(p.outcome),
       reason: typeof p.reason === 'string' ? p.reason : undefined,
+      resolved_at: typeof p.resolved_at === 'number' ? p.resolved_at : undefined,
     }),
   ],
   ['router::models::changed', 'models-changed', () => ({ type: 'models-changed' })],

@@ -1,6 +1,7 @@
 import { effortOptions, type Model } from '../lib/chat/models.ts';
 import type { ChatMode } from '../lib/chat/prefs.ts';
 import { type Block, contextOf, type Entry } from '../lib/chat/transcript.ts';
+import { noteOwnDecision } from './chat-calls.ts';
 import { CONSOLE_METADATA } from './chat-sessions.ts';
 import { callEngine } from './client.ts';
 
@@ -77,12 +78,15 @@ export async function resolveApproval(input: {
 }): Promise<{ resolved: boolean }> {
   // "Always": a per-session grant first, so the next call of this function is not held
   if (input.always) await callEngine('approval::approve-always', { session_id: input.sessionId, function_id: input.functionId });
-  return callEngine('approval::resolve', {
+  const res = await callEngine<{ resolved: boolean }>('approval::resolve', {
     session_id: input.sessionId,
     function_call_id: input.callId,
     decision: input.decision,
     ...(input.reason ? { reason: input.reason } : {}),
   });
+  // the card shows who decided and how (issue 25 item 3)
+  if (res.resolved) noteOwnDecision(input.sessionId, input.callId, input);
+  return res;
 }
 
 export type CompactOutcome =

@@ -7,12 +7,14 @@ import { Button } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
 import { TextInput } from '../ui/inputs.tsx';
 import { Spinner } from '../ui/spinner.tsx';
+import { CallRecord } from './call-record.tsx';
 import { Json } from './rich-lazy.tsx';
 
 /**
  * Function call cards (seed 2.9, 3; console-worker.md §2.8): running, pending (held for approval:
  * Approve, Deny with a reason, Always through `approval::resolve`), error (denied or failed) and
- * done; consecutive calls are grouped with a failed counter.
+ * done; consecutive calls are grouped with a failed counter. A finished card says who decided,
+ * how long it ran and links to its span (call-record.tsx).
  */
 
 const STATE: Record<CallState, { label: string; tone: Tone }> = {
@@ -154,6 +156,9 @@ export const FunctionCard = memo(function FunctionCard({
           {call.errorKind === 'denied' ? 'Denied: ' : ''}
           {call.errorMessage}
         </p>
+      ) : null}
+      {call.state === 'done' || call.state === 'error' || call.state === 'cancelled' ? (
+        <CallRecord call={call} sessionId={sessionId} />
       ) : null}
       {expanded ? (
         <div className="space-y-2 border-t border-line px-3 py-2.5">

@@ -25,6 +25,8 @@ export interface CallView {
   /** `denied` or `function_error` for soft errors. */
   errorKind?: string;
   errorMessage?: string;
+  /** When its function_result was written (ms since the epoch). */
+  finishedAt?: number;
 }
 
 export type ViewItem =
@@ -63,6 +65,7 @@ function parseOutput(text: string): unknown {
 
 interface ResultInfo {
   isError: boolean;
+  at?: number;
   output: unknown;
   errorKind?: string;
   errorMessage?: string;
@@ -81,10 +84,16 @@ function resultOf(message: NonNullable<Entry['message']>): ResultInfo {
 
 function readResult(message: NonNullable<Entry['message']>): ResultInfo {
   const text = textOf(message.content);
-  const details = (message.details ?? {}) as { error?: { kind?: string; message?: string } };
+  const at = typeof message.timestamp === 'number' ? { at: message.timestamp } : {};
+  // the harness's own refusals carry `error: {kind, message}`; a held call a person denied (or that
+  // timed out) carries the gate's `{kind: 'denied', outcome, reason}`
+  const details = (message.details ?? {}) as { error?: { kind?: string; message?: string }; kind?: string; reason?: string };
   const isError = message.is_error === true;
+  if (isError && !details.error && details.kind === 'denied')
+    return { isError, ...at, output: text, errorKind: 'denied', errorMessage: details.reason ?? text.split('\n')[0] };
   return {
     isError,
+    ...at,
     output: isError ? text : parseOutput(text),
     errorKind: isError ? (details.error?.kind ?? 'function_error') : undefined,
     errorMessage: isError ? (details.error?.message ?? text.split('\n')[0]) : undefined,
@@ -113,7 +122,7 @@ function callView(
     arguments: streaming ? undefined : block.arguments,
     ...(description ? { description } : {}),
     state,
-    ...(result ? { output: result.output, errorKind: result.errorKind, errorMessage: result.errorMessage } : {}),
+    ...(result ? { output: result.output, errorKind: result.errorKind, errorMessage: result.errorMessage, finishedAt: result.at } : {}),
   };
 }
 
