@@ -194,7 +194,10 @@ export function resolveSettings(
   warn: (message: string) => void = () => undefined,
 ): WorkerSettings {
   const configPath = resolve(flags.config ?? DEFAULT_CONFIG_FILE);
-  const configFound = existsSync(configPath);
+  // launched by an engine, this worker gets its entry (ENG_WORKER_CONFIG) and the engine's addresses
+  // from it: the ./config.yaml of its folder need not be the engine's file (`eng start -c other.yaml`)
+  const launched = env.ENG_ENGINE_PID !== undefined && flags.config === undefined;
+  const configFound = !launched && existsSync(configPath);
   let fileConfig: ConsoleConfig = {};
   let fromEngineConfig: { http?: string; streams?: string } = {};
   if (configFound) {

@@ -25,9 +25,12 @@ export async function runConsoleWorker(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningWorker> {
   const engineShown = redactUrl(settings.engineUrl);
-  logger.info(
-    `starting console worker v${WORKER_VERSION} (engine ${engineShown}; config ${settings.configPath}${settings.configFound ? '' : ', not found: defaults'})`,
-  );
+  const configShown = settings.configFound
+    ? settings.configPath
+    : env.ENG_ENGINE_PID !== undefined
+      ? 'from the engine that launched it'
+      : `${settings.configPath}, not found: defaults`;
+  logger.info(`starting console worker v${WORKER_VERSION} (engine ${engineShown}; config ${configShown})`);
   const assets = embeddedAssets();
   if (!assets.has('/index.html')) logger.warn('the embedded UI bundle is empty: / and /assets/* will answer 404');
 

@@ -47,6 +47,7 @@ export class Engine {
     this.planned = this.plan(options.config);
     this.services.set('engine.externalWorkers', this.externalWorkers);
     this.services.set('engine.configPath', options.config.path);
+    this.services.set('engine.configText', options.config.text ?? null);
   }
 
   /** Resolve config entries into modules with validated configs; throws ConfigError naming the entry and key. */

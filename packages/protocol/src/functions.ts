@@ -17,6 +17,8 @@ export const EngineFunction = {
   UnregisterTrigger: 'engine::unregister_trigger',
   ChannelsCreate: 'engine::channels::create',
   QueueEnqueue: 'engine::queue::enqueue',
+  /** eng only: the configuration file the engine runs, credentials redacted. */
+  ConfigGet: 'engine::config::get',
 } as const;
 
 /** Trigger types the engine core provides (§5.10). */

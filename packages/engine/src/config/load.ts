@@ -28,6 +28,8 @@ export interface EngineConfig {
   /** Absolute path of the file read, or null when the defaults were used. */
   path: string | null;
   workers: WorkerEntry[];
+  /** The file as written (before `${VAR}` substitution), for `engine::config::get`. */
+  text?: string;
 }
 
 export class ConfigError extends Error {
@@ -72,7 +74,7 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     throw new ConfigError(`${file}: ${describeIssue(raw as Record<string, unknown>, issue)}`);
   }
   const workers = [...(parsed.data.workers ?? []), ...(parsed.data.modules ?? [])];
-  return { path: file, workers };
+  return { path: file, workers, text };
 }
 
 /** Name the entry and the key a problem is in: `workers[2] (eng-http): config.port: …`. */

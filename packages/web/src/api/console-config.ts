@@ -54,7 +54,11 @@ export async function fetchConsoleConfig(): Promise<ConsoleConfigResult> {
   }
   const type = res.headers.get('content-type') ?? '';
   if (!res.ok || !type.includes('application/json')) {
-    return { available: false, reason: `this server has no /_console/config endpoint (HTTP ${res.status})` };
+    // said plainly: an HTTP status here read as an engine failure beside a connected engine
+    return {
+      available: false,
+      reason: 'the server of this page does not report console settings (it serves no /_console/config); the engine connection is separate',
+    };
   }
   return { available: true, config: (await res.json()) as ConsoleConfig };
 }

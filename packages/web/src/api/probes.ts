@@ -111,7 +111,7 @@ export function useServerProbes() {
     queryFn: async (): Promise<{ available: true; probes: Probe[] } | { available: false; reason: string }> => {
       const res = await fetch(consoleEndpoint('probe'));
       if (!res.ok || !(res.headers.get('content-type') ?? '').includes('json'))
-        return { available: false, reason: `this server has no /_console/probe endpoint (HTTP ${res.status})` };
+        return { available: false, reason: 'the server of this page cannot probe the engine (it serves no /_console/probe)' };
       const body = (await res.json()) as { probes: ServerProbe[] };
       return {
         available: true,

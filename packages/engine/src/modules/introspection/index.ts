@@ -29,6 +29,9 @@ import { Forward } from '../../core/invoker.ts';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
 import { summariseConfig, type TriggerBinding, type TriggerTypeEntry } from '../../core/triggers.ts';
 import { redactUrl } from '../http-functions/url-security.ts';
+import { compileScrubber } from '../observability/scrub.ts';
+import { secretRegistry } from '../observability/secret-registry.ts';
+import { type RunningConfig, redactConfig } from './running-config.ts';
 
 // spec: engine-protocol §4.1, §4.2, §5.10 — the engine's own view of itself.
 
@@ -434,6 +437,21 @@ export function introspectionModule(): EngineModule<Config> {
           });
           if (!ok) throw new EngError(ErrorCode.NotFound, `Worker ${q._caller_worker_id} is not connected`);
           return { success: true };
+        },
+      );
+      ctx.registerFunction(
+        {
+          id: EngineFunction.ConfigGet,
+          description: 'The configuration file this engine runs: its path and its text as written, credentials redacted',
+        },
+        (): RunningConfig => {
+          const path = ctx.services.get<string | null>('engine.configPath') ?? null;
+          const text = ctx.services.get<string | null>('engine.configText') ?? null;
+          // no file: the default modules, as started
+          if (path === null) return { path: null, text: null, workers: [...core.workers.modules.keys()].map((name) => ({ name })) };
+          if (text === null) return { path, text: null, workers: null };
+          // values the engine knows to be secrets (configuration entries, credential-named env) too
+          return { path, ...redactConfig(text, compileScrubber(secretRegistry(ctx.services).values())) };
         },
       );
       ctx.registerFunction(

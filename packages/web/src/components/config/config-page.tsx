@@ -3,6 +3,7 @@ import { RefreshCw } from 'lucide-react';
 import { useConnection } from '../../api/client.ts';
 import { serverKindOf, useConsoleConfig } from '../../api/console-config.ts';
 import { useConsoleStatus } from '../../api/console-status.ts';
+import { useEngineConfig } from '../../api/engine-config.ts';
 import { useEngineHealth } from '../../api/health.ts';
 import { probeKeys } from '../../api/probes.ts';
 import { useTriggerTypes } from '../../api/triggers.ts';
@@ -14,6 +15,7 @@ import { Button } from '../ui/button.tsx';
 import { Card, CardHeader } from '../ui/card.tsx';
 import { CopyButton } from '../ui/copy-button.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
+import { EngineConfigCard } from './engine-config-card.tsx';
 import { ProbesCard } from './probes-card.tsx';
 
 declare const __UI_BUILD_TIME__: string;
@@ -22,6 +24,8 @@ declare const __UI_BUILD_TIME__: string;
 export function ConfigPage() {
   const queryClient = useQueryClient();
   const config = useConsoleConfig();
+  const engineConfig = useEngineConfig();
+  const engineFile = engineConfig.data?.available ? engineConfig.data.config.path : undefined;
   const health = useEngineHealth(15_000);
   const workers = useWorkers();
   const types = useTriggerTypes();
@@ -93,10 +97,12 @@ export function ConfigPage() {
                     label="Launched"
                     value={c.launched_by_engine ? 'by the engine (console entry of its config)' : 'by hand (eng-console-worker)'}
                   />
+                  {/* the engine's file, as it reports it: this worker's folder may hold another config.yaml */}
                   <Row
-                    label="Config file"
-                    value={c.config_path ? `${c.config_path}${c.config_found ? '' : ' (not found: defaults)'}` : '—'}
+                    label="Engine config file"
+                    value={engineFile ?? (engineFile === null ? 'none (default modules)' : '—')}
                     mono
+                    hint={c.config_found ? `this worker also reads ${c.config_path}` : undefined}
                   />
                 </>
               ) : null}
@@ -193,6 +199,7 @@ export function ConfigPage() {
             />
           </dl>
         </Card>
+        <EngineConfigCard />
         <Card className="xl:col-span-2">
           <CardHeader
             title="Engine modules and trigger types"
