@@ -92,8 +92,12 @@ async function shoot(page: Page, name: string) {
     await page.reload();
     await expect(page.getByTestId('call-decision').first()).toBeVisible();
     // at 390 px the conversation list is hidden, as a phone user would
-    if (width < 600 && (await page.getByTestId('chat-sidebar').getAttribute('data-collapsed')) === 'false')
+    if (width < 600 && (await page.getByTestId('chat-sidebar').getAttribute('data-collapsed')) === 'false') {
+      // the list lies over the conversation instead of squeezing it
+      await page.screenshot({ path: `/tmp/chat-cards/${name}-list-${width}.png` });
+      expect((await page.getByTestId('chat-transcript').boundingBox())?.width ?? 0).toBeGreaterThan(width - 80);
       await page.getByRole('button', { name: 'Hide conversations' }).click();
+    }
     for (const theme of ['light', 'dark'] as const) {
       await page.evaluate((t) => document.documentElement.setAttribute('data-theme', t), theme);
       await page.waitForTimeout(300);
@@ -168,4 +172,5 @@ test('a call card: who allowed it and when, how long it ran, and a link to its s
   const row = page.locator(`[data-testid="waterfall-row"][data-span-id="${span?.span_id}"]`);
   await expect(row).toContainText('function chat-cards::lookup');
   await expect(page.getByTestId('span-panel')).toHaveAttribute('data-span-id', span?.span_id as string);
+  await page.screenshot({ path: '/tmp/chat-cards/span-dark-1440.png' });
 });

@@ -39,6 +39,9 @@ function useStable<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) 
 
 const NO_CONVERSATIONS: never[] = [];
 
+/** Below Tailwind's `md`: the conversation list lies over the conversation (conversation-sidebar.tsx). */
+const NARROW = '(max-width: 767.98px)';
+
 /** Seed 2.9 "Chat": the conversation sidebar, the open conversation's transcript and the composer. */
 export function ChatPage() {
   const prefs = useChatPrefs();
@@ -219,13 +222,19 @@ export function ChatPage() {
     [activeId, workingDir],
   );
   const onToggleSidebar = useStable(() => updateChatPrefs((p) => ({ sidebar: { collapsed: !p.sidebar.collapsed } })));
+  // on a narrow screen the list covers the conversation: it steps aside once one is picked
+  const closeListWhenNarrow = () => {
+    if (!prefs.sidebar.collapsed && window.matchMedia(NARROW).matches) updateChatPrefs(() => ({ sidebar: { collapsed: true } }));
+  };
   const onOpenConversation = useStable((id: string) => {
     setActiveConversation(id);
     setNotice(undefined);
+    closeListWhenNarrow();
   });
-  const onNewChat = useStable(
-    () => void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` })),
-  );
+  const onNewChat = useStable(() => {
+    closeListWhenNarrow();
+    void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` }));
+  });
   const onMode = useStable((mode: ChatMode) => updateChatPrefs(() => ({ mode })));
   const onCommand = useStable((name: string) => {
     if (name === 'compact') void compact();
@@ -233,7 +242,7 @@ export function ChatPage() {
   const onCompact = useStable(() => void compact());
 
   return (
-    <div className="flex min-h-0 flex-1" data-testid="chat-page">
+    <div className="relative flex min-h-0 flex-1" data-testid="chat-page">
       {presence.worktrees ? <ChatWorktreeEvents /> : null}
       <ConversationSidebar
         conversations={conversations.data ?? NO_CONVERSATIONS}

@@ -158,7 +158,12 @@ export const ConversationSidebar = memo(function ConversationSidebar({
     );
   }
   return (
-    <aside className="flex w-64 shrink-0 flex-col border-r border-line bg-surface/60" data-testid="chat-sidebar" data-collapsed="false">
+    // below 768 px the list lies over the conversation (a 16rem column would leave it ~130 px at 390)
+    <aside
+      className="flex w-64 shrink-0 flex-col border-r border-line bg-surface/60 max-md:absolute max-md:inset-y-0 max-md:left-0 max-md:z-20 max-md:bg-surface max-md:shadow-xl"
+      data-testid="chat-sidebar"
+      data-collapsed="false"
+    >
       <div className="flex items-center gap-1 p-2">
         <Button
           size="sm"
