@@ -29,6 +29,8 @@ export interface PagedWindowOptions<T> {
 export interface PagedWindow<T> {
   /** Rows matching the query on the server; undefined until the first page answers. */
   total: number | undefined;
+  /** The first page of this very key answered (not a previous key's page shown meanwhile). */
+  loaded: boolean;
   rowAt(index: number): T | undefined;
   isLoading: boolean;
   isFetching: boolean;
@@ -73,6 +75,7 @@ export function usePagedWindow<T>(options: PagedWindowOptions<T>): PagedWindow<T
   });
   return {
     total,
+    loaded: results[0]?.data !== undefined && !results[0].isPlaceholderData,
     rowAt: (index: number) => byPage.get(Math.floor(index / pageSize))?.[index % pageSize],
     isLoading: results[0]?.isPending === true && enabled,
     isFetching: results.some((r) => r.isFetching),

@@ -33,6 +33,8 @@ export interface LogListState {
   atTop: boolean;
   /** Timestamp of the newest line of the snapshot (live tail compares it with the engine's newest). */
   newest: number | undefined;
+  /** The snapshot whose lines were read (a newer one still loading is not it): what an outage shows. */
+  loadedAsOf?: number;
 }
 
 /**
@@ -91,19 +93,20 @@ export function LogList({
   report.current = onState;
   const total = rows.total;
   const newest = rows.rowAt(0)?.timestamp_unix_nano;
+  const loadedAsOf = rows.loaded ? asOf : undefined;
   useEffect(() => {
     const el = scrollRef.current;
     let atTop = (el?.scrollTop ?? 0) < ROW;
-    report.current({ total, atTop, newest });
+    report.current({ total, atTop, newest, loadedAsOf });
     const onScroll = () => {
       const now = (el?.scrollTop ?? 0) < ROW;
       if (now === atTop) return;
       atTop = now;
-      report.current({ total, atTop, newest });
+      report.current({ total, atTop, newest, loadedAsOf });
     };
     el?.addEventListener('scroll', onScroll, { passive: true });
     return () => el?.removeEventListener('scroll', onScroll);
-  }, [total, newest, scrollRef]);
+  }, [total, newest, loadedAsOf, scrollRef]);
 
   return (
     <div className="flex min-h-0 min-w-0 flex-1 flex-col">

@@ -43,9 +43,11 @@ export function LogsPage() {
     setAsOf(Date.now());
   }
 
+  // only a snapshot that was read: a live-tail move just before an outage starts one that never
+  // loads, and a visit during the outage would then show nothing
   useEffect(() => {
-    lastSnapshot = { filters: filtersKey, asOf };
-  }, [filtersKey, asOf]);
+    if (list.loadedAsOf !== undefined) lastSnapshot = { filters: filtersKey, asOf: list.loadedAsOf };
+  }, [filtersKey, list.loadedAsOf]);
 
   const head = useLogsHead(filters, live ? TAIL_MS : false);
   const health = useEngineHealth(30_000);
