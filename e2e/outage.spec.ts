@@ -145,9 +145,11 @@ for (const server of ['console worker', 'eng-console'] as const) {
     await expect(banner).toBeHidden();
     await expect(page.getByTestId('stale-marker')).toHaveCount(0);
     await expect(page.getByTestId('probe-bus')).toHaveAttribute('data-ok', 'true', { timeout: 15_000 });
-    // fresh data from the restarted engine (its worker came back too), in the same document
+    // fresh data from the restarted engine (its worker came back too), in the same document; the
+    // orders worker retries with backoff capped at 30 s (engine-protocol §2.9): after an outage that
+    // long, its next attempt may be up to 30 s away
     await nav(page).getByRole('link', { name: 'Functions', exact: true }).click();
-    await expect(PAGES[1]?.data(page) as Locator).toBeVisible({ timeout: 20_000 });
+    await expect(PAGES[1]?.data(page) as Locator).toBeVisible({ timeout: 45_000 });
     await nav(page).getByRole('link', { name: 'Dashboard', exact: true }).click();
     await expect.poll(() => counterValue(page, 'functions'), { timeout: 20_000 }).toBeGreaterThanOrEqual(7);
     expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);

@@ -55,7 +55,8 @@ describe('eng --help and --version', () => {
       expect(r.code, command).toBe(0);
       expect(r.stdout, command).toMatch(/Usage: eng/);
     }
-  });
+    // seven CLI processes one after another (about a second each on a quiet machine)
+  }, 90_000);
 
   it('prints the version', () => {
     const r = eng(['--version']);
