@@ -22,16 +22,19 @@ export async function startSessionRig(options: { stateFile?: string; dataDir?: s
   const worker = startRole(engine.busUrl, 'session');
   await worker.ready;
   const client = await testClient(engine.busUrl, 'session-test');
-  return {
+  const rig: SessionRig = {
     engine,
     worker,
     client,
+    // the rig's current worker and client: a test that restarts them replaces these fields (the
+    // first ones, captured here, left the replacements running after the test)
     async stop() {
-      await client.close();
-      await worker.stop();
-      await engine.stop();
+      await rig.client.close();
+      await rig.worker.stop();
+      await rig.engine.stop();
     },
   };
+  return rig;
 }
 
 export const text = (t: string) => ({ type: 'text', text: t });
