@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ensureEngineBundle, useEngineBundle } from './engine-bundle.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
 export const ENG_CLI = join(REPO_ROOT, 'packages/engine/src/cli/main.ts');
@@ -16,6 +17,16 @@ export const ENG_CLI = join(REPO_ROOT, 'packages/engine/src/cli/main.ts');
 export const TSX_IMPORT = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** Node arguments that run a TypeScript file: `[...NODE_TS, file, ...args]`. */
 export const NODE_TS = ['--import', TSX_IMPORT];
+
+/**
+ * Node arguments that run the `eng` CLI with `args`: the engine bundle (test/engine-bundle.ts)
+ * except for `eng console`, whose console package the bundle leaves to tsx. `ENG_TEST_ENGINE=source`
+ * runs packages/engine/src/cli/main.ts through tsx, as a user's checkout does.
+ */
+export function engArgs(args: readonly string[]): string[] {
+  if (useEngineBundle() && args[0] !== 'console') return [ensureEngineBundle(), ...args];
+  return [...NODE_TS, ENG_CLI, ...args];
+}
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; racy only in theory). */
 export function freePort(): Promise<number> {
@@ -113,15 +124,11 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Eng
 
   const launch = () =>
     new Promise<void>((resolveReady, reject) => {
-      child = spawn(
-        process.execPath,
-        [...(options.execArgv ?? []), ...NODE_TS, ENG_CLI, 'start', '-c', configPath, '--data-dir', dataDir],
-        {
-          cwd: REPO_ROOT,
-          env: { ...process.env, ENG_LOG_LEVEL: process.env.ENG_LOG_LEVEL ?? 'info', ...options.env },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      child = spawn(process.execPath, [...(options.execArgv ?? []), ...engArgs(['start', '-c', configPath, '--data-dir', dataDir])], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ENG_LOG_LEVEL: process.env.ENG_LOG_LEVEL ?? 'info', ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdoutBuffer = '';
       const timer = setTimeout(
         () => reject(new Error(`engine did not become ready in time; output:\n${output}`)),

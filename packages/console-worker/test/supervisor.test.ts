@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENG_CLI, type EngineProcess, freePort, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
+import { type EngineProcess, engArgs, freePort, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
 import { ensureBundle, startEngineWithConsole } from './helpers.ts';
 
@@ -11,7 +11,7 @@ import { ensureBundle, startEngineWithConsole } from './helpers.ts';
 // stops it with the engine, and `eng worker list` shows whether it runs.
 
 function eng(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, ...args], {
+  const r = spawnSync(process.execPath, engArgs(args), {
     cwd: REPO_ROOT,
     env: { ...process.env, NO_COLOR: '1' },
     encoding: 'utf8',

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENG_CLI, type EngineProcess, freePort, NODE_TS, startEngine } from '../../../test/harness.ts';
+import { type EngineProcess, engArgs, freePort, startEngine } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
 
 // Issue 25 item 9: `eng trigger` dials the bus of the configuration `eng start` reads (-c,
@@ -13,7 +13,7 @@ import { RawClient } from '../../../test/raw-client.ts';
 /** `eng trigger` from `cwd`, with only the environment given (no ENG_URL / ENG_CONFIG inherited). */
 function trigger(args: string[], cwd: string, env: Record<string, string> = {}) {
   const { ENG_URL: _url, ENG_CONFIG: _config, ENG_BUS_PORT: _port, ...inherited } = process.env;
-  const result = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'trigger', ...args, '--timeout-ms', '3000'], {
+  const result = spawnSync(process.execPath, engArgs(['trigger', ...args, '--timeout-ms', '3000']), {
     cwd,
     env: { ...inherited, ENG_HOME: join(tmpdir(), 'eng-cli-home-unused'), ...env },
     encoding: 'utf8',

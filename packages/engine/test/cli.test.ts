@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { ENG_CLI, type EngineProcess, freePort, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
+import { type EngineProcess, engArgs, freePort, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
 import { BUILTIN_MODULES } from '../src/modules/index.ts';
 
 const ENG_BIN = join(REPO_ROOT, 'packages/engine/bin/eng.js');
 
 function eng(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, ...args], {
+  const result = spawnSync(process.execPath, engArgs(args), {
     cwd: REPO_ROOT,
     env: { ...process.env, ENG_HOME: join(tmpdir(), 'eng-cli-home-unused'), ...env },
     encoding: 'utf8',
@@ -23,7 +23,7 @@ function eng(args: string[], env: Record<string, string> = {}) {
 /** `eng` without blocking the test's event loop (for tests that keep sockets of their own open). */
 function engAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [...NODE_TS, ENG_CLI, ...args], {
+  const child = spawn(process.execPath, engArgs(args), {
     cwd: REPO_ROOT,
     env: { ...process.env, ENG_HOME: join(tmpdir(), 'eng-cli-home-unused') },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -162,7 +162,7 @@ describe('eng worker add|remove|list', () => {
   it('writes to the user configuration file when no --config is given', () => {
     const home = mkdtempSync(join(tmpdir(), 'eng-home-'));
     const cwd = mkdtempSync(join(tmpdir(), 'eng-cwd-'));
-    const result = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'add', 'mcp'], {
+    const result = spawnSync(process.execPath, engArgs(['worker', 'add', 'mcp']), {
       cwd,
       env: { ...process.env, ENG_HOME: home, ENG_CONFIG: '' },
       encoding: 'utf8',
@@ -221,7 +221,7 @@ describe('eng worker add|remove|list', () => {
     const home = mkdtempSync(join(tmpdir(), 'eng-home-'));
     const cwd = mkdtempSync(join(tmpdir(), 'eng-cwd-'));
     const env = { ...process.env, ENG_HOME: home, ENG_CONFIG: '', ENG_DATA_DIR: join(cwd, 'data') };
-    const added = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'add', 'mcp'], { cwd, env, encoding: 'utf8' });
+    const added = spawnSync(process.execPath, engArgs(['worker', 'add', 'mcp']), { cwd, env, encoding: 'utf8' });
     expect(added.status).toBe(0);
     const file = join(home, 'config.yaml');
     expect(added.stdout).toContain(`created ${file} with the default modules`);
@@ -235,7 +235,7 @@ describe('eng worker add|remove|list', () => {
     for (const w of config.workers) if (ports[w.name]) w.config = { ...w.config, port: ports[w.name] };
     writeFileSync(file, stringifyYaml(config));
 
-    const child = spawn(process.execPath, [...NODE_TS, ENG_CLI, 'start'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, engArgs(['start']), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type EngClient } from '@eng/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENG_CLI, NODE_TS, waitFor } from '../../../test/harness.ts';
+import { engArgs, waitFor } from '../../../test/harness.ts';
 import { BUILTIN_MODULES } from '../src/modules/index.ts';
 import { StreamsClient } from './kv-clients.ts';
 
@@ -44,7 +44,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'eng-noconfig-home-'));
   const env: NodeJS.ProcessEnv = { ...process.env, ENG_HOME: home, ENG_CONFIG: '', ENG_LOG_LEVEL: 'info' };
   delete env.ENG_DATA_DIR;
-  child = spawn(process.execPath, [...NODE_TS, ENG_CLI], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, engArgs([]), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (c: Buffer) => {
     output += c.toString();
   });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENG_CLI, type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
+import { type EngineProcess, engArgs, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import { RawClient } from '../../../test/raw-client.ts';
 import type { SupervisedState } from '../src/supervisor/supervisor.ts';
 
@@ -90,7 +90,7 @@ describe('supervisor: the states engine::supervisor::list reports', () => {
   it('eng worker list says which configured workers fail to launch or crash-loop, and why', async () => {
     await waitFor(async () => (await one('crasher'))?.status === 'crash_loop', 20_000);
     const run = (args: string[]) =>
-      spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'list', '-c', engine.configPath, ...args], {
+      spawnSync(process.execPath, engArgs(['worker', 'list', '-c', engine.configPath, ...args]), {
         cwd: REPO_ROOT,
         encoding: 'utf8',
         env: { ...process.env, NO_COLOR: '1' },

@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ENG_CLI, type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
+import { type EngineProcess, engArgs, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import { CHAT_ROLES } from '../src/roles.ts';
 import { startRole, testClient } from '../src/shared/test-support.ts';
 
 const STACK = ['session-manager', 'approval-gate', 'llm-router', 'provider-openai', 'provider-anthropic', 'context-manager', 'harness'];
-const eng = (args: string[]) => spawnSync(process.execPath, [...NODE_TS, ENG_CLI, ...args], { cwd: REPO_ROOT, encoding: 'utf8' });
+const eng = (args: string[]) => spawnSync(process.execPath, engArgs(args), { cwd: REPO_ROOT, encoding: 'utf8' });
 const names = (file: string) => (parseYaml(readFileSync(file, 'utf8')) as { workers: Array<{ name: string }> }).workers.map((w) => w.name);
 
 let engine: EngineProcess | undefined;

@@ -11,7 +11,7 @@ import type { EngClient } from '@eng/sdk';
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { registerWorker } from 'iii-sdk-0.22.1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENG_CLI, type EngineProcess, NODE_TS, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
+import { type EngineProcess, engArgs, REPO_ROOT, startEngine, waitFor } from '../../../test/harness.ts';
 import {
   BUILTINS,
   demoWorker,
@@ -102,7 +102,7 @@ describe('launched by the engine supervisor after `eng worker add mcp`', () => {
       file,
       'workers:\n  - name: eng-worker-manager\n    config:\n      port: 65001\n  - name: eng-http\n    config:\n      port: 65002\n',
     );
-    const added = spawnSync(process.execPath, [...NODE_TS, ENG_CLI, 'worker', 'add', 'mcp', '-c', file], {
+    const added = spawnSync(process.execPath, engArgs(['worker', 'add', 'mcp', '-c', file]), {
       cwd: REPO_ROOT,
       encoding: 'utf8',
     });
