@@ -413,7 +413,7 @@ describe('a global budget for frames being received (item 13)', () => {
     // the two within the budget complete their frames and are answered
     a.finish();
     b.finish();
-    await waitFor(() => a.frames.some((f) => f.includes('"pong"')) && b.frames.some((f) => f.includes('"pong"')), 10_000);
+    await waitFor(() => a.frames.some((f) => f.includes('"pong"')) && b.frames.some((f) => f.includes('"pong"')), 30_000);
     expect(a.ws.readyState).toBe(WebSocket.OPEN);
     a.ws.close();
     b.ws.close();
