@@ -4,12 +4,15 @@ import { z } from 'zod';
 import type { AgentMessage, ContentBlock } from '../router/types.ts';
 import { domainError, parseRequest } from '../shared/errors.ts';
 import type { EventTypes } from '../shared/event-types.ts';
+import { EditInput, RegenerateInput, rewindPoint, turnActive } from './rewind.ts';
 import type { TurnStore } from './store.ts';
+import { readTranscript } from './transcript.ts';
 import { Turn } from './turn.ts';
 import { idempotentEntryId, SendInput, type TurnRecord, UserMessageInput } from './types.ts';
 
 // spec: console-worker §2.3 — harness::send / run / stop / status / unqueue / edit_queued and
-// harness::function::resolve (the approval gate's way back into a waiting turn).
+// harness::function::resolve (the approval gate's way back into a waiting turn); harness::regenerate
+// and harness::edit answer the last user message again or replace it (rewind.ts).
 
 const DEFAULT_MAX_TURNS = 16;
 const SessionRef = z.object({
@@ -33,6 +36,13 @@ export interface SendAnswer {
   merged?: boolean;
   queued?: boolean;
   deduplicated?: boolean;
+}
+
+/** What harness::regenerate and harness::edit answer: the new turn, the message it answers, what left the path. */
+export interface RewindAnswer extends SendAnswer {
+  user_entry_id: string;
+  /** Entries no longer on the active path (kept on their own branch). */
+  superseded: string[];
 }
 
 function userMessage(message: z.infer<typeof UserMessageInput>): { role: 'user'; content: ContentBlock[]; timestamp: number } {
@@ -127,8 +137,23 @@ export class HarnessService {
       await this.store.remember(sessionId, entryId, active.turnId);
       return { session_id: sessionId, turn_id: active.turnId, accepted: true, queued: true };
     }
+    return this.begin(input, route, traceparent, { entry_id: entryId, message, idempotent: Boolean(input.idempotency_key) });
+  }
+
+  /**
+   * Start a turn that answers a user message: `append` is written first (its write overlaps the
+   * first step's reads), or the message is already stored (`existing`: a regenerate).
+   */
+  private async begin(
+    input: Pick<SendInput, 'session_id' | 'options'>,
+    route: { provider: string; model: string },
+    traceparent: string | undefined,
+    user: { entry_id: string; message: unknown; idempotent?: boolean; origin?: Record<string, unknown> } | { existing: string },
+  ): Promise<SendAnswer> {
+    const sessionId = input.session_id;
     const turnId = `t_${randomUUID()}`;
     const options = input.options ?? {};
+    const userEntryId = 'existing' in user ? user.existing : user.entry_id;
     const record: TurnRecord = {
       session_id: sessionId,
       turn_id: turnId,
@@ -138,25 +163,111 @@ export class HarnessService {
       options,
       step: 0,
       max_turns: options.max_turns ?? DEFAULT_MAX_TURNS,
-      user_entry_id: entryId,
+      user_entry_id: userEntryId,
       pending_function_calls: [],
       queued: [],
       started_at: Date.now(),
       updated_at: Date.now(),
     };
+    if ('existing' in user) {
+      await this.store.save(record);
+      this.startTurn(record, traceparent);
+      return { session_id: sessionId, turn_id: turnId, accepted: true };
+    }
     // the turn starts while the user message is being stored: its first reads overlap the write,
     // and its answer is appended only after it
-    const appended = this.appendUser(sessionId, entryId, turnId, message);
+    const appended = this.appendUser(sessionId, user.entry_id, turnId, user.message, user.origin);
     const saved = this.store.save(record);
     appended.catch(() => undefined);
-    const turn = this.startTurn(record, traceparent, false, { entry_id: entryId, message: message as AgentMessage, appended });
+    const turn = this.startTurn(record, traceparent, false, {
+      entry_id: user.entry_id,
+      message: user.message as AgentMessage,
+      appended,
+    });
     try {
-      await Promise.all([appended, saved, input.idempotency_key ? this.store.remember(sessionId, entryId, turnId) : undefined]);
+      await Promise.all([appended, saved, user.idempotent ? this.store.remember(sessionId, user.entry_id, turnId) : undefined]);
     } catch (err) {
       turn.abort();
       throw err;
     }
     return { session_id: sessionId, turn_id: turnId, accepted: true };
+  }
+
+  /** `harness::regenerate`: answer the last user message again (Retry after a failure, Regenerate after an answer). */
+  async regenerate(raw: unknown, ctx?: InvocationContext): Promise<RewindAnswer> {
+    const input = parseRequest('harness', 'harness::regenerate', RegenerateInput, raw);
+    return this.locked(input.session_id, async () => {
+      const { route, point } = await this.rewind('harness::regenerate', input, input.entry_id);
+      if (point.after.length)
+        await this.client.call(
+          'session::set-active-leaf',
+          { session_id: input.session_id, entry_id: point.user.entry_id },
+          { timeoutMs: 15_000 },
+        );
+      const answer = await this.begin(input, route, ctx?.traceparent, { existing: point.user.entry_id });
+      return { ...answer, user_entry_id: point.user.entry_id, superseded: point.after };
+    });
+  }
+
+  /** `harness::edit`: the last user message replaced by `message`, and answered; the old one and its answer leave the path. */
+  async edit(raw: unknown, ctx?: InvocationContext): Promise<RewindAnswer> {
+    const input = parseRequest('harness', 'harness::edit', EditInput, raw);
+    const entryId = input.idempotency_key ? idempotentEntryId(input.idempotency_key) : `e_${randomUUID()}`;
+    return this.locked(input.session_id, async () => {
+      if (input.idempotency_key) {
+        const accepted = await this.store.acceptedTurn(input.session_id, entryId);
+        if (accepted)
+          return {
+            session_id: input.session_id,
+            turn_id: accepted,
+            accepted: true,
+            deduplicated: true,
+            user_entry_id: entryId,
+            superseded: [],
+          };
+      }
+      const { route, point } = await this.rewind('harness::edit', input, input.entry_id);
+      await this.client.call(
+        'session::set-active-leaf',
+        { session_id: input.session_id, entry_id: point.user.parent_id },
+        { timeoutMs: 15_000 },
+      );
+      const answer = await this.begin(input, route, ctx?.traceparent, {
+        entry_id: entryId,
+        message: userMessage(input.message),
+        idempotent: Boolean(input.idempotency_key),
+        origin: { edited: point.user.entry_id },
+      });
+      return { ...answer, user_entry_id: entryId, superseded: [point.user.entry_id, ...point.after] };
+    });
+  }
+
+  /**
+   * What a regenerate or an edit starts from, checked before anything changes: no turn running
+   * (one that is finishing is waited for), the model servable, the session's last user message.
+   */
+  private async rewind(fn: string, input: RegenerateInput, wanted: string | undefined) {
+    let active = this.turns.get(input.session_id);
+    if (active && !active.open) {
+      await active.done;
+      active = this.turns.get(input.session_id);
+    }
+    if (active?.open) throw turnActive(input.session_id, fn);
+    const routing = this.client.call<{ provider: string; model: string }>(
+      'router::route',
+      { model: input.model, provider: input.provider },
+      { timeoutMs: 10_000 },
+    );
+    routing.catch(() => undefined);
+    const [route, found] = await Promise.all([
+      routing.catch(unavailable('router::route', 'the model router (llm-router)')),
+      this.client
+        .call<{ meta: unknown } | null>('session::get', { session_id: input.session_id }, { timeoutMs: 15_000 })
+        .catch(unavailable('session::get', 'the session store (session-manager)')),
+    ]);
+    if (!found) throw domainError('harness', 'session_not_found', `${fn}: session ${input.session_id} does not exist`);
+    const point = rewindPoint(input.session_id, await readTranscript(this.client, input.session_id), wanted, fn);
+    return { route, point };
   }
 
   startTurn(record: TurnRecord, traceparent?: string, resumed = false, opening?: ConstructorParameters<typeof Turn>[3]): Turn {

@@ -9,6 +9,7 @@ export const AGENT_TOOL = 'agent_trigger';
 
 export interface TranscriptItem {
   entry_id: string;
+  parent_id?: string | null;
   message?: AgentMessage;
   custom?: { custom_type: string; data: unknown };
 }

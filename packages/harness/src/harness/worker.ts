@@ -32,6 +32,16 @@ export function startHarness(
   fn('harness::run', 'harness::send, held open until the turn ends: → {…, status, result?, result_error?}', (input, ctx) =>
     service.run(input, ctx),
   );
+  fn(
+    'harness::regenerate',
+    'Answer the last user message again (Retry, Regenerate): {session_id, model, provider?, options?, entry_id?} → {session_id, turn_id, accepted, user_entry_id, superseded}; refused while a turn runs',
+    (input, ctx) => service.regenerate(input, ctx),
+  );
+  fn(
+    'harness::edit',
+    'Replace the last user message and answer it: {session_id, entry_id, message, model, provider?, options?, idempotency_key?} → {session_id, turn_id, accepted, user_entry_id, superseded}; refused while a turn runs',
+    (input, ctx) => service.edit(input, ctx),
+  );
   fn('harness::stop', 'Stop the running turn of a session: {session_id, turn_id?} → {stopping}', (input) => service.stop(input));
   fn('harness::status', "A session's current or latest turn: {session_id} → status record or null", (input) => service.status(input));
   fn('harness::unqueue', 'Take a queued message back: {session_id, entry_id} → {removed}', (input) => service.unqueue(input));
@@ -79,7 +89,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export const harnessRole: WorkerRole = {
   name: 'harness',
-  description: 'chat turn loop: harness::send/run/stop/status, function calls through the approval gate, streaming into the session store',
+  description:
+    'chat turn loop: harness::send/run/regenerate/edit/stop/status, function calls through the approval gate, streaming into the session store',
   async start(client, log) {
     const harness = startHarness(client, log);
     return { summary: 'harness::* functions and 3 trigger types', stop: () => harness.stop() };

@@ -35,7 +35,8 @@ const ForkInput = z.object({
   entry_id: idField('entry_id'),
   title: z.string({ error: 'title must be a string' }).max(1000, { error: 'title is too long' }).nullish(),
 });
-const LeafInput = z.object({ session_id: sessionId, entry_id: idField('entry_id') });
+// entry_id null: the empty path, so the next append starts a new root (editing the first message)
+const LeafInput = z.object({ session_id: sessionId, entry_id: idField('entry_id').nullable() });
 
 export function registerTranscriptReads(ctx: SessionContext): void {
   const fn = <T>(id: string, description: string, schema: z.ZodType<T>, handler: (input: T) => unknown) =>
@@ -84,18 +85,20 @@ export function registerTranscriptReads(ctx: SessionContext): void {
 
   fn(
     'session::set-active-leaf',
-    'Switch branch: the active path now ends at entry_id; later appends chain from it (no event)',
+    'Switch branch: the active path now ends at entry_id (null: before the first entry); later appends chain from it (no event). Refused while the session is working',
     LeafInput,
     async (input) => {
       ctx.store.require(input.session_id);
       const entries = await ctx.store.entries(input.session_id);
       const session = ctx.store.require(input.session_id);
-      const entry = requireEntry(entries, session.session_id, input.entry_id);
-      if (session.active_leaf !== entry.id) {
-        session.active_leaf = entry.id;
-        await persist(ctx, session.session_id, 'storing the active leaf', [ctx.store.saveSession(session)]);
-      }
-      return { active_leaf: entry.id };
+      const leaf = input.entry_id === null ? null : requireEntry(entries, session.session_id, input.entry_id).id;
+      if (session.active_leaf === leaf) return { active_leaf: leaf };
+      // a running turn appends under the leaf: moving it would graft the turn's next entries onto another branch
+      if (session.status === 'working')
+        throw sessionError('turn_active', `session ${session.session_id} is working: stop its turn before switching branch`);
+      session.active_leaf = leaf;
+      await persist(ctx, session.session_id, 'storing the active leaf', [ctx.store.saveSession(session)]);
+      return { active_leaf: leaf };
     },
   );
 
