@@ -109,6 +109,11 @@ export function defaultSliceSchema(displayName: string, envVar?: string): Record
         type: 'string',
         title: 'API key',
         writeOnly: true,
+        // an empty or blank key is refused by configuration::set (issue 25 item 4): it would read
+        // as "set" while the provider has no credential
+        minLength: 1,
+        pattern: '\\S',
+        errorMessage: 'must not be empty or only spaces: leave the field out to keep the stored key, or send {"set": false} to remove it',
         description: envVar ? `Secret. Without it the router reads ${envVar} from its environment.` : 'Secret.',
       },
       api_url: {

@@ -100,7 +100,7 @@ export class ConfigurationService {
       if (value !== null && !(existing && value === existing.value) && !validate(value)) {
         throw new EngError(
           ConfigErrorCode.SchemaInvalid,
-          `configuration::register ${request.id}: the ${request.initial_value !== undefined ? 'initial_value' : 'defaults'} do not match the schema: ${describeErrors(validate.errors)}`,
+          `configuration::register ${request.id}: the ${request.initial_value !== undefined ? 'initial_value' : 'defaults'} do not match the schema: ${describeErrors(validate.errors, validate.schema)}`,
         );
       }
       const entry: StoredConfiguration = {
@@ -142,7 +142,7 @@ export class ConfigurationService {
         );
       const value = mergeSecrets(existing.schema, structuredClone(next), existing.value);
       if (!validate(value))
-        throw new EngError(ConfigErrorCode.SchemaInvalid, `configuration::set ${id}: ${describeErrors(validate.errors)}`);
+        throw new EngError(ConfigErrorCode.SchemaInvalid, `configuration::set ${id}: ${describeErrors(validate.errors, validate.schema)}`);
       const entry = { ...existing, value, updated_at: Date.now() };
       await this.persist(entry);
       this.emit(this.event('configuration:updated', entry, existing.value, value));

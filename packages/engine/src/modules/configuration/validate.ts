@@ -32,9 +32,29 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
 
 const MAX_REPORTED = 5;
 
-/** `field.path: must be integer; other: is required` for the first few violations. */
-export function describeErrors(errors: ErrorObject[] | null | undefined): string {
-  const lines = (errors ?? []).slice(0, MAX_REPORTED).map((e) => {
+/**
+ * The subschema an error's `schemaPath` (`#/properties/a/minLength`) points into, read in the
+ * compiled root: where a schema's own `errorMessage` is found.
+ */
+function schemaAt(root: unknown, schemaPath: string): Record<string, unknown> | undefined {
+  if (!schemaPath.startsWith('#/')) return undefined;
+  const parts = schemaPath
+    .slice(2)
+    .split('/')
+    .map((p) => decodeURIComponent(p).replace(/~1/g, '/').replace(/~0/g, '~'));
+  parts.pop(); // the keyword that failed
+  let at: unknown = root;
+  for (const part of parts) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined;
+  return at !== null && typeof at === 'object' && !Array.isArray(at) ? (at as Record<string, unknown>) : undefined;
+}
+
+/**
+ * `field.path: must be integer; other: is required` for the first few violations. A subschema may
+ * word its own failures with `"errorMessage": "…"` (ajv-errors' keyword, string form): a field's
+ * constraints then read as one sentence instead of ajv's (`must match pattern "\S"`).
+ */
+export function describeErrors(errors: ErrorObject[] | null | undefined, root?: unknown): string {
+  const described = (errors ?? []).map((e) => {
     const path = e.instancePath
       .split('/')
       .slice(1)
@@ -43,10 +63,14 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
     const at = (field: string) => (path ? `${path}.${field}` : field);
     if (e.keyword === 'required') return `${at(String(e.params.missingProperty))}: is required`;
     if (e.keyword === 'additionalProperties') return `${at(String(e.params.additionalProperty))}: is not an allowed field`;
+    const own = root === undefined ? undefined : schemaAt(root, e.schemaPath)?.errorMessage;
+    if (typeof own === 'string' && own) return `${path || '(value)'}: ${own}`;
     if (e.keyword === 'enum')
       return `${path || '(value)'}: must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     return `${path || '(value)'}: ${e.message ?? e.keyword}`;
   });
-  const more = (errors?.length ?? 0) - MAX_REPORTED;
-  return more > 0 ? `${lines.join('; ')}; and ${more} more` : lines.join('; ');
+  // one field failing two constraints worded by the same errorMessage reads once
+  const lines = [...new Set(described)];
+  const more = lines.length - MAX_REPORTED;
+  return more > 0 ? `${lines.slice(0, MAX_REPORTED).join('; ')}; and ${more} more` : lines.join('; ');
 }
