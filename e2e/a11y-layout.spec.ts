@@ -16,7 +16,8 @@ import { ARTIFACTS, test as base, expect } from './fixtures/test.ts';
  * own pane. Screenshots in e2e/artifacts/layout/, counts in e2e/artifacts/a11y.json.
  */
 const test = base.extend<object, { ls: LaunchedStack }>({ ls: launchedStackFixture });
-test.describe.configure({ timeout: 300_000 });
+// the eight tests share nothing but the stacks each worker starts: both workers take them
+test.describe.configure({ mode: 'parallel', timeout: 300_000 });
 
 const SHOTS = join(ARTIFACTS, 'layout');
 mkdirSync(SHOTS, { recursive: true });
