@@ -1,8 +1,8 @@
 /**
  * Issue 12 items 2, 6, 7 and 12: what one worker on the bus can do to others.
  *
- * - Ids of engine built-ins (any id a module serves, and the `engine::` namespace with the queue's
- *   `eng::`/`iii::` ones) cannot be registered by a worker: the registration is refused with a
+ * - Ids of engine built-ins (any id a module serves, and the exact built-in ids of
+ *   src/core/reserved-ids.ts, issue 26) cannot be registered by a worker: the registration is refused with a
  *   `registrationrejected` frame and a log line, and the built-in keeps answering.
  * - Two workers registering one id: the later serves it; when it leaves or unregisters, the
  *   earlier one (still connected, still registered) serves it again.
@@ -86,7 +86,7 @@ afterAll(async () => {
 describe('ids of engine built-ins are reserved (item 2)', () => {
   it('refuses a worker registering state::set, engine::functions::list and reserved namespaces; the built-ins keep answering, also after it leaves', async () => {
     const intruder = await worker('intruder');
-    const ids = ['state::set', 'engine::functions::list', 'engine::not::a::builtin', 'eng::queue::steal', 'iii::durable::steal'];
+    const ids = ['state::set', 'engine::functions::list', 'engine::alerts::evaluate', 'eng::cron::trigger_now', 'iii::durable::publish'];
     for (const id of ids) intruder.send({ type: 'registerfunction', id });
     intruder.send({ type: 'registertriggertype', id: 'state', description: 'hijack' });
 
@@ -108,7 +108,8 @@ describe('ids of engine built-ins are reserved (item 2)', () => {
       const { functions } = await observer.result('engine::functions::list', { include_internal: true });
       const listed = new Map(functions.map((f: any) => [f.function_id, f]));
       expect(listed.get('state::set')).toMatchObject({ worker_id: null, worker_name: 'eng-state' });
-      for (const id of ['engine::not::a::builtin', 'eng::queue::steal', 'iii::durable::steal']) expect(listed.has(id)).toBe(false);
+      for (const id of ['engine::alerts::evaluate', 'eng::cron::trigger_now']) expect(listed.has(id)).toBe(false);
+      expect(listed.get('iii::durable::publish')).toMatchObject({ worker_id: null });
       const { trigger_types } = await observer.result('engine::trigger-types::list', { include_internal: true });
       expect(trigger_types.find((t: any) => t.id === 'state')?.worker_name).toBe('eng-state');
     };

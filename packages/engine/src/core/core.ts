@@ -4,6 +4,7 @@ import type { Logger } from '../log.ts';
 import { type FunctionEntry, FunctionRegistry, type InProcessHandler, reservedFunctionReason } from './functions.ts';
 import { Invoker, toErrorBody } from './invoker.ts';
 import { idTooLong, preview } from './json-limits.ts';
+import { isReservedTriggerTypeId } from './reserved-ids.ts';
 import {
   type TriggerBinding,
   TriggerBindingRegistry,
@@ -120,8 +121,8 @@ export class Core {
   // ── functions ────────────────────────────────────────────────────────────
 
   /**
-   * A worker's `registerfunction`. Ids served by an engine module, and the built-in namespaces,
-   * are refused (a worker could otherwise intercept every `state::set`, and take the built-in
+   * A worker's `registerfunction`. Ids served by an engine module, and the exact built-in ids of
+   * `reserved-ids.ts` (loaded or not), are refused (a worker could otherwise intercept every `state::set`, and take the built-in
    * away when it leaves). Another worker's id is taken over; see FunctionRegistry for the rule.
    */
   registerWorkerFunction(entry: FunctionEntry & { ownerWorkerId: string }): RegistrationResult {
@@ -190,12 +191,13 @@ export class Core {
       return { ok: false, error: tooLong };
     }
     const previous = this.triggerTypes.get(entry.id);
-    if (entry.provider.kind === 'worker' && (previous?.provider.kind === 'module' || entry.id.startsWith('engine::'))) {
-      // a worker taking over `http` or `state` would receive every binding of the built-in
+    if (entry.provider.kind === 'worker' && (previous?.provider.kind === 'module' || isReservedTriggerTypeId(entry.id))) {
+      // a worker taking over `http` or `state` would receive every binding of the built-in; the
+      // exact built-in ids stay the engine's even when the module serving them is not loaded
       const message =
         previous?.provider.kind === 'module'
           ? `trigger type "${entry.id}" is provided by the engine module ${previous.provider.moduleName}; a worker cannot register it (choose another id)`
-          : `trigger type "${entry.id}" is in the reserved "engine::" namespace; a worker cannot register it (choose another id)`;
+          : `trigger type "${entry.id}" is reserved: it is an engine built-in (served by an engine module, loaded or not, or by iii's engine); a worker cannot register it (choose another id)`;
       this.log.warn(`registration of trigger type ${entry.id} by worker ${this.workerLabel(entry.provider.workerId)} refused: ${message}`);
       return { ok: false, error: { code: ErrorCode.ReservedId, message } };
     }

@@ -1,4 +1,5 @@
 import type { FunctionRecord, HttpInvocationRef } from '@eng/protocol';
+import { isReservedFunctionId } from './reserved-ids.ts';
 
 /** Context handed to an in-process function handler. */
 export interface InvocationInfo {
@@ -34,26 +35,16 @@ export interface FunctionEntry {
 }
 
 /**
- * Namespaces only engine modules may register functions in, even ids no module serves right now
- * (a worker must not be able to claim `engine::queue::enqueue` because eng-queue is not loaded).
+ * Why a worker may not register `id`, or null when it may: an id an engine module serves now, or
+ * one of the exact built-in ids of `reserved-ids.ts` (served by a module that may not be loaded, or
+ * by iii's engine). Other ids, `engine::console::*` included, are a worker's (issue 26 item 1).
  */
-export const RESERVED_FUNCTION_PREFIXES: readonly string[] = [
-  'engine::',
-  'eng::queue::',
-  'eng::durable::',
-  'eng::cron::',
-  'iii::queue::',
-  'iii::durable::',
-];
-
-/** Why a worker may not register `id`, or null when it may. */
 export function reservedFunctionReason(id: string, current: FunctionEntry | undefined): string | null {
   if (current && current.ownerWorkerId === null) {
     return `function id "${id}" is served by the engine${current.moduleName ? ` module ${current.moduleName}` : ''}; a worker cannot register it (choose another id)`;
   }
-  const prefix = RESERVED_FUNCTION_PREFIXES.find((p) => id.startsWith(p));
-  if (prefix)
-    return `function id "${id}" is in the reserved "${prefix}" namespace of engine built-ins; a worker cannot register it (choose another id)`;
+  if (isReservedFunctionId(id))
+    return `function id "${id}" is reserved: it is an engine built-in (served by an engine module, loaded or not, or by iii's engine); a worker cannot register it (choose another id)`;
   return null;
 }
 
