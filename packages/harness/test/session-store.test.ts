@@ -121,6 +121,24 @@ describe('session lifecycle', () => {
     expect(wrong.code).toBe('session/invalid_cursor');
     expect((await failure(call('session::list', { cursor: 'garbage' }))).code).toBe('session/invalid_cursor');
   });
+
+  it('min_message_count lists only the sessions with a transcript (custom entries do not count)', async () => {
+    const tag = `count-${Date.now()}`;
+    const empty = (await call('session::create', { metadata: { tag } })).session_id;
+    const customOnly = (await call('session::create', { metadata: { tag } })).session_id;
+    await call('session::append', { session_id: customOnly, custom: { custom_type: 'note', data: { x: 1 } } });
+    const talked = (await call('session::create', { metadata: { tag } })).session_id;
+    await call('session::append', { session_id: talked, message: user('hello') });
+    await call('session::append', { session_id: talked, message: assistant('hi') });
+    const ids = async (extra: object) =>
+      (await call('session::list', { metadata: { tag }, order: 'created_asc', ...extra })).sessions.map((s: any) => s.session_id);
+    expect(await ids({})).toEqual([empty, customOnly, talked]);
+    expect(await ids({ min_message_count: 0 })).toEqual([empty, customOnly, talked]);
+    expect(await ids({ min_message_count: 1 })).toEqual([talked]);
+    expect(await ids({ min_message_count: 3 })).toEqual([]);
+    expect((await failure(call('session::list', { min_message_count: -1 }))).message).toContain('min_message_count must be at least 0');
+    expect((await failure(call('session::list', { min_message_count: 'x' }))).message).toContain('min_message_count must be a number');
+  });
 });
 
 describe('transcript', () => {

@@ -29,6 +29,12 @@ const ListInput = z.object({
   cursor: z.string({ error: 'cursor must be a string' }).nullish(),
   status: z.union([SessionStatus, z.array(SessionStatus)], { error: 'status must be a status or an array of statuses' }).nullish(),
   metadata: MetadataField.nullish(),
+  /** Only sessions with at least this many messages (custom entries not counted): 1 lists those with a transcript. */
+  min_message_count: z
+    .number({ error: 'min_message_count must be a number' })
+    .int({ error: 'min_message_count must be an integer' })
+    .min(0, { error: 'min_message_count must be at least 0' })
+    .nullish(),
   order: z
     .enum(['created_asc', 'created_desc', 'updated_desc'], { error: 'order must be one of created_asc, created_desc, updated_desc' })
     .nullish(),
@@ -116,10 +122,14 @@ export function registerLifecycle(ctx: SessionContext): void {
     return session ? { meta: publicMeta(session) } : null;
   });
 
-  fn('session::list', 'Sessions filtered by status and metadata, ordered and paged with cursors', ListInput, (input) => {
+  fn('session::list', 'Sessions filtered by status, metadata and message count, ordered and paged with cursors', ListInput, (input) => {
     const statuses = input.status == null ? undefined : Array.isArray(input.status) ? input.status : [input.status];
+    const minMessages = input.min_message_count ?? 0;
     const matching = [...ctx.store.sessions.values()].filter(
-      (s) => (!statuses || statuses.includes(s.status)) && metadataMatches(input.metadata ?? undefined, s.metadata),
+      (s) =>
+        (!statuses || statuses.includes(s.status)) &&
+        s.message_count >= minMessages &&
+        metadataMatches(input.metadata ?? undefined, s.metadata),
     );
     const { page, next_cursor } = pageSessions(
       matching,
