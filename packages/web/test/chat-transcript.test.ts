@@ -43,7 +43,7 @@ describe('revision reconciliation', () => {
   it('merges a snapshot read while events streamed: newer events win, later entries stay after it', () => {
     // events: the assistant reached revision 7 and a new user message arrived
     let t = applyEntry(EMPTY_TRANSCRIPT, assistant('a1', 'long answer so far', 7));
-    t = applyEntry(t, user('u2', 'next question'));
+    t = applyEntry(t, { ...user('u2', 'next question'), parent_id: 'a1' });
     // the snapshot was read at revision 5 and does not know u2 yet
     const merged = mergeSnapshot(t, [user('u1', 'question'), assistant('a1', 'long ans', 5)]);
     expect(merged.order).toEqual(['u1', 'a1', 'u2']);
@@ -153,7 +153,7 @@ describe('the transcript view', () => {
       assistant('a3', 'Done.', 1, { stop_reason: 'end' }),
     ];
     const view = buildView(entries, { pending: new Set(), turnActive: false });
-    expect(view.map((v) => v.kind)).toEqual(['user', 'thought', 'text', 'calls', 'text']);
+    expect(view.map((v) => v.kind)).toEqual(['user', 'thought', 'text', 'calls', 'text', 'actions']);
     const group = view[3];
     if (group?.kind !== 'calls') throw new Error('expected calls');
     expect(group.calls.map((c) => [c.id, c.state, c.errorKind])).toEqual([
@@ -190,7 +190,8 @@ describe('the transcript view', () => {
       turnActive: false,
     });
     expect(ended.flatMap((v) => (v.kind === 'calls' ? v.calls.map((c) => c.state) : []))).toEqual(['cancelled', 'cancelled', 'streaming']);
-    expect(ended.at(-1)).toMatchObject({ kind: 'notice', reason: 'aborted' });
+    expect(ended.at(-2)).toMatchObject({ kind: 'notice', reason: 'aborted' });
+    expect(ended.at(-1)).toMatchObject({ kind: 'actions', text: 'partial', regenerate: true });
   });
 
   it('keeps unchanged items identical between builds, so their rows do not render again', () => {

@@ -91,6 +91,19 @@ export function useProviderSlice(provider: string | undefined) {
   });
 }
 
+/** The stored `llm-router` value (secrets as `{set: true}`), or `{}` when nothing is stored yet. */
+async function storedEntry(): Promise<Record<string, unknown>> {
+  const current = await callEngine<{ value: Record<string, unknown> | null }>('configuration::get', { id: ROUTER_ENTRY }).catch(() => ({
+    value: null,
+  }));
+  return current.value && typeof current.value === 'object' ? current.value : {};
+}
+
+/** Why a typed key cannot be saved (blank); the engine refuses the same (the entry's schema). */
+export function apiKeyProblem(value: string): string | undefined {
+  return value !== '' && value.trim() === '' ? 'API key (api_key) must not be empty or only spaces' : undefined;
+}
+
 /**
  * Write one provider's slice: the stored value with this slice changed. An empty secret field is
  * left out, so the stored key stays; a typed one replaces it. Other providers' secrets come back
@@ -100,10 +113,7 @@ export function useSaveProviderSlice() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: async (input: { provider: string; form: ProviderSliceForm; values: Record<string, unknown> }) => {
-      const current = (await callEngine<{ value: Record<string, unknown> | null }>('configuration::get', { id: ROUTER_ENTRY }).catch(
-        () => ({ value: null }),
-      )) as { value: Record<string, unknown> | null };
-      const entry = current.value && typeof current.value === 'object' ? current.value : {};
+      const entry = await storedEntry();
       const providers = { ...((entry.providers ?? {}) as Record<string, Record<string, unknown>>) };
       const slice: Record<string, unknown> = { ...(providers[input.provider] ?? {}) };
       for (const [key, value] of Object.entries(input.values)) {
@@ -118,6 +128,28 @@ export function useSaveProviderSlice() {
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: chatKeys.routerConfig() });
       void queryClient.invalidateQueries({ queryKey: chatKeys.providers() });
+    },
+  });
+}
+
+/**
+ * Remove a provider's stored key (`{"set": false}` drops a secret, engine configuration README):
+ * the rest of the entry is written back as read. The provider is unconfigured afterwards unless
+ * the router's environment has its variable, or its API URL is enough (a local server).
+ */
+export function useRemoveProviderKey() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (provider: string) => {
+      const entry = await storedEntry();
+      const providers = { ...((entry.providers ?? {}) as Record<string, Record<string, unknown>>) };
+      providers[provider] = { ...(providers[provider] ?? {}), api_key: { set: false } };
+      return callEngine('configuration::set', { id: ROUTER_ENTRY, value: { ...entry, providers } });
+    },
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: chatKeys.routerConfig() });
+      void queryClient.invalidateQueries({ queryKey: chatKeys.providers() });
+      void queryClient.invalidateQueries({ queryKey: chatKeys.models() });
     },
   });
 }

@@ -7,20 +7,25 @@ import { callEngine } from './client.ts';
 
 /**
  * What the composer and the cards do (console-worker.md §2.3, §2.6, §2.7): start a turn with
- * `harness::send`, stop it with `harness::stop`, decide held calls with `approval::resolve`, and
+ * `harness::send`, stop it with `harness::stop`, answer the last message again or replace it
+ * (`harness::regenerate`, `harness::edit`), decide held calls with `approval::resolve`, and
  * /compact through `context::compact` plus the `compaction` custom entry.
  */
 
-export interface SendInput {
+/** What every turn is started with: the model, its effort, the mode and the conversation's working directory. */
+export interface TurnSettings {
   sessionId: string;
-  content: Block[];
   model: Model;
   effort?: string;
   mode: ChatMode;
-  /** Also the user entry's id: `e_idem_<key>`. */
-  idempotencyKey: string;
   /** The conversation's working directory (the worktrees surface sets it). */
   fsRoot?: string;
+}
+
+export interface SendInput extends TurnSettings {
+  content: Block[];
+  /** Also the user entry's id: `e_idem_<key>`. */
+  idempotencyKey: string;
 }
 
 export interface SendAnswer {
@@ -32,33 +37,78 @@ export interface SendAnswer {
   deduplicated?: boolean;
 }
 
+/** harness::regenerate / harness::edit: the new turn, the message it answers, the entries that left the path. */
+export interface RewindAnswer extends SendAnswer {
+  user_entry_id: string;
+  superseded: string[];
+}
+
 /** `e_idem_<key with anything but [A-Za-z0-9_-] replaced by _>` (§2.3). */
 export function idempotentEntryId(key: string): string {
   return `e_idem_${key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
+/** The model and `options` of a harness call, for the user message `messageId` (§2.3). */
+function turnFields(input: TurnSettings, messageId: string) {
+  return {
+    model: input.model.id,
+    provider: input.model.provider,
+    options: {
+      mode: input.mode,
+      ...effortOptions(input.model, input.effort),
+      metadata: {
+        session_id: input.sessionId,
+        message_id: messageId,
+        surface: 'console',
+        ...(input.fsRoot ? { fs_scope: { root: input.fsRoot } } : {}),
+      },
+    },
+  };
+}
+
+/** A user message as harness::send takes it: a string when it is one text block. */
+function wireMessage(content: Block[]) {
+  const onlyText = content.length === 1 && content[0]?.type === 'text';
+  return onlyText ? (content[0] as { text: string }).text : { role: 'user', content, timestamp: Date.now() };
+}
+
 export function sendMessage(input: SendInput): Promise<SendAnswer> {
-  const onlyText = input.content.length === 1 && input.content[0]?.type === 'text';
-  const message = onlyText ? (input.content[0] as { text: string }).text : { role: 'user', content: input.content, timestamp: Date.now() };
   return callEngine<SendAnswer>(
     'harness::send',
     {
       session_id: input.sessionId,
-      message,
-      model: input.model.id,
-      provider: input.model.provider,
+      message: wireMessage(input.content),
       idempotency_key: input.idempotencyKey,
       session: { metadata: CONSOLE_METADATA },
-      options: {
-        mode: input.mode,
-        ...effortOptions(input.model, input.effort),
-        metadata: {
-          session_id: input.sessionId,
-          message_id: idempotentEntryId(input.idempotencyKey),
-          surface: 'console',
-          ...(input.fsRoot ? { fs_scope: { root: input.fsRoot } } : {}),
-        },
-      },
+      ...turnFields(input, idempotentEntryId(input.idempotencyKey)),
+    },
+    { timeoutMs: 30_000 },
+  );
+}
+
+/**
+ * Retry (after a failed answer) and Regenerate (after a finished one): the last user message
+ * answered again; the answer it replaces leaves the conversation (harness::regenerate). Refused
+ * while a turn runs, or when `userEntryId` is no longer the last user message.
+ */
+export function regenerateAnswer(input: TurnSettings & { userEntryId: string }): Promise<RewindAnswer> {
+  return callEngine<RewindAnswer>(
+    'harness::regenerate',
+    { session_id: input.sessionId, entry_id: input.userEntryId, ...turnFields(input, input.userEntryId) },
+    { timeoutMs: 30_000 },
+  );
+}
+
+/** Edit-and-resend: the last user message replaced by `content` and answered (harness::edit). */
+export function editAndResend(input: TurnSettings & { entryId: string; content: Block[]; idempotencyKey: string }): Promise<RewindAnswer> {
+  return callEngine<RewindAnswer>(
+    'harness::edit',
+    {
+      session_id: input.sessionId,
+      entry_id: input.entryId,
+      message: wireMessage(input.content),
+      idempotency_key: input.idempotencyKey,
+      ...turnFields(input, idempotentEntryId(input.idempotencyKey)),
     },
     { timeoutMs: 30_000 },
   );

@@ -1,4 +1,4 @@
-import { ArrowUp, Paperclip, Square } from 'lucide-react';
+import { ArrowUp, Bot, ListChecks, type LucideIcon, MessageCircleQuestion, Paperclip, Square } from 'lucide-react';
 import { memo, type ReactNode, useRef, useState } from 'react';
 import { type Attachment, readAttachment } from '../../lib/chat/attachments.ts';
 import { type ChatMode, MODES } from '../../lib/chat/prefs.ts';
@@ -19,6 +19,15 @@ const MODE_HELP: Record<ChatMode, string> = {
   plan: 'Plan: read-only investigation, then a plan',
   agent: 'Agent: calls engine functions (each one approved unless allowed)',
 };
+const MODE_ICON: Record<ChatMode, LucideIcon> = { ask: MessageCircleQuestion, plan: ListChecks, agent: Bot };
+
+/*
+ * The control row stays one row at every width (issue 25 item 6): the composer is a size
+ * container, and as it narrows the controls give up their words, not their place — Attach and
+ * Stop below 36rem, the modes and Send below 32rem (icons with their names as tooltips and for
+ * screen readers); the model picker and the working directory shrink and truncate (their full
+ * text in the tooltip) and drop their secondary parts below 24rem.
+ */
 
 export const Composer = memo(function Composer({
   mode,
@@ -154,7 +163,7 @@ export const Composer = memo(function Composer({
     >
       <div
         className={cn(
-          'relative rounded-xl border bg-surface shadow-card transition-colors',
+          '@container relative rounded-xl border bg-surface shadow-card transition-colors',
           dragging ? 'border-accent ring-2 ring-accent/20' : 'border-line-strong focus-within:border-accent',
         )}
         data-testid="composer"
@@ -200,24 +209,28 @@ export const Composer = memo(function Composer({
           data-testid="composer-input"
           className="block w-full resize-none bg-transparent px-3.5 pt-3 pb-1 text-[14px] leading-relaxed text-fg outline-none placeholder:text-faint"
         />
-        <div className="flex flex-wrap items-center gap-1.5 px-2 pb-2">
-          <fieldset className="m-0 flex min-w-0 rounded-md border border-line p-0.5" aria-label="Mode">
-            {MODES.map((m) => (
-              <button
-                key={m}
-                type="button"
-                aria-pressed={mode === m}
-                title={MODE_HELP[m]}
-                data-testid={`mode-${m}`}
-                onClick={() => onMode(m)}
-                className={cn(
-                  'h-6 cursor-pointer rounded px-2 text-xs font-medium capitalize',
-                  mode === m ? 'bg-accent-soft text-accent' : 'text-muted hover:text-fg',
-                )}
-              >
-                {m}
-              </button>
-            ))}
+        <div className="flex min-w-0 items-center gap-1.5 px-2 pb-2 @max-sm:gap-1" data-testid="composer-controls">
+          <fieldset className="m-0 flex shrink-0 rounded-md border border-line p-0.5" aria-label="Mode">
+            {MODES.map((m) => {
+              const Icon = MODE_ICON[m];
+              return (
+                <button
+                  key={m}
+                  type="button"
+                  aria-pressed={mode === m}
+                  title={MODE_HELP[m]}
+                  data-testid={`mode-${m}`}
+                  onClick={() => onMode(m)}
+                  className={cn(
+                    'inline-flex h-6 cursor-pointer items-center rounded px-1.5 text-xs font-medium capitalize @lg:px-2',
+                    mode === m ? 'bg-accent-soft text-accent' : 'text-muted hover:text-fg',
+                  )}
+                >
+                  <Icon size={13} className="@lg:hidden" aria-hidden />
+                  <span className="sr-only @lg:not-sr-only">{m}</span>
+                </button>
+              );
+            })}
           </fieldset>
           {picker}
           {workingDir}
@@ -238,13 +251,23 @@ export const Composer = memo(function Composer({
             icon={Paperclip}
             onClick={() => fileInput.current?.click()}
             title="Attach files (or drop them here)"
+            className="@max-xl:w-7 @max-xl:px-0"
+            data-testid="attach-button"
           >
-            Attach
+            <span className="sr-only @xl:not-sr-only">Attach</span>
           </Button>
-          <span className="flex-1" />
+          <span className="min-w-0 flex-1" />
           {running ? (
-            <Button size="sm" variant="secondary" icon={Square} onClick={onStop} data-testid="stop-button" title="Stop the answer (Esc)">
-              Stop
+            <Button
+              size="sm"
+              variant="secondary"
+              icon={Square}
+              onClick={onStop}
+              data-testid="stop-button"
+              title="Stop the answer (Esc)"
+              className="@max-xl:w-7 @max-xl:px-0"
+            >
+              <span className="sr-only @xl:not-sr-only">Stop</span>
             </Button>
           ) : null}
           <Button
@@ -255,8 +278,9 @@ export const Composer = memo(function Composer({
             onClick={() => void submit()}
             data-testid="send-button"
             title={disabledReason ?? 'Send (Enter; Shift+Enter for a new line)'}
+            className="@max-lg:w-7 @max-lg:px-0"
           >
-            Send
+            <span className="sr-only @lg:not-sr-only">Send</span>
           </Button>
         </div>
       </div>

@@ -1,10 +1,32 @@
 import { Check, ChevronDown, Cpu, Settings2, WifiOff } from 'lucide-react';
-import { memo, useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { effortsOf, type Model, type ModelGroup, modelKey, modelLabel } from '../../lib/chat/models.ts';
 import { Badge } from '../ui/badge.tsx';
 import { cn } from '../ui/cn.ts';
 import { Spinner } from '../ui/spinner.tsx';
 import { ProviderConfigDialog } from './provider-config.tsx';
+
+/**
+ * The provider whose settings are open: the picker's "configure" buttons and whatever else sends a
+ * person there (a turn that failed with a 401 names its provider, issue 25 item 4).
+ */
+let configuring: string | undefined;
+const listeners = new Set<() => void>();
+function setConfiguring(provider: string | undefined): void {
+  configuring = provider;
+  for (const listener of listeners) listener();
+}
+/** Open the picker's configuration dialog of a provider (API key and URL). */
+export const openProviderSettings = (provider: string) => setConfiguring(provider);
+function useConfiguring(): string | undefined {
+  return useSyncExternalStore(
+    (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    () => configuring,
+  );
+}
 
 /**
  * The model picker (seed 2.9): models grouped by provider, "not configured" / "not loaded" groups
@@ -32,7 +54,7 @@ export const ModelPicker = memo(function ModelPicker({
   onEffort: (effort: string) => void;
 }) {
   const [open, setOpen] = useState(false);
-  const [configure, setConfigure] = useState<string | undefined>();
+  const configure = useConfiguring();
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!open) return;
@@ -54,8 +76,13 @@ export const ModelPicker = memo(function ModelPicker({
   }, [open]);
   const efforts = effortsOf(selected);
   const noModels = !offline && groups.every((g) => g.models.length === 0);
+  const label = selected ? modelLabel(selected) : noModels ? 'No models' : 'Pick a model';
+  const shownEffort = effort && effort !== 'default' && efforts.includes(effort) ? effort : undefined;
   return (
-    <div className="relative" ref={box}>
+    // the model is what a person checks before sending: the working directory gives up its room
+    // first, and only a very narrow composer shortens the model's name. There the menu opens from
+    // the composer's edge, not the button's (it would leave the screen)
+    <div className="relative min-w-16 @max-lg:static @sm:shrink-0" ref={box}>
       <button
         type="button"
         onClick={() => setOpen((v) => !v)}
@@ -63,16 +90,27 @@ export const ModelPicker = memo(function ModelPicker({
         aria-expanded={open}
         data-testid="model-picker"
         data-model={selected ? modelKey(selected) : ''}
-        className="inline-flex h-7 max-w-60 cursor-pointer items-center gap-1.5 rounded-md border border-line bg-surface px-2 text-[12.5px] text-fg hover:bg-surface-2"
+        title={`Model: ${label}${shownEffort ? ` (effort ${shownEffort})` : ''}`}
+        className="inline-flex h-7 max-w-[min(15rem,100%)] min-w-0 cursor-pointer items-center gap-1.5 rounded-md border border-line bg-surface px-2 text-[12.5px] text-fg hover:bg-surface-2"
       >
-        {loading ? <Spinner size={12} /> : offline ? <WifiOff size={13} className="text-warn" /> : <Cpu size={13} className="text-faint" />}
-        <span className="truncate">{selected ? modelLabel(selected) : noModels ? 'No models' : 'Pick a model'}</span>
-        {effort && effort !== 'default' && efforts.includes(effort) ? <Badge tone="violet">{effort}</Badge> : null}
-        <ChevronDown size={13} className="text-faint" />
+        {loading ? (
+          <Spinner size={12} />
+        ) : offline ? (
+          <WifiOff size={13} className="shrink-0 text-warn" />
+        ) : (
+          <Cpu size={13} className="shrink-0 text-faint @max-sm:hidden" />
+        )}
+        <span className="max-w-44 min-w-0 truncate">{label}</span>
+        {shownEffort ? (
+          <Badge tone="violet" className="@max-sm:hidden">
+            {shownEffort}
+          </Badge>
+        ) : null}
+        <ChevronDown size={13} className="shrink-0 text-faint @max-sm:hidden" />
       </button>
       {open ? (
         <div
-          className="absolute bottom-full left-0 z-30 mb-2 w-80 overflow-hidden rounded-lg border border-line bg-surface shadow-pop"
+          className="absolute bottom-full left-0 z-30 mb-2 w-80 max-w-full overflow-hidden rounded-lg border border-line bg-surface shadow-pop"
           data-testid="model-menu"
         >
           {offline ? (
@@ -80,7 +118,7 @@ export const ModelPicker = memo(function ModelPicker({
               The model catalogue (router::models::list) is unreachable; these are the usual models of three providers.
             </p>
           ) : null}
-          {noModels ? <NoCredentials groups={groups} onConfigure={setConfigure} /> : null}
+          {noModels ? <NoCredentials groups={groups} onConfigure={setConfiguring} /> : null}
           <div className="max-h-80 overflow-y-auto py-1" role="listbox">
             {groups.map((g) => (
               <div key={g.provider} data-testid="model-group" data-provider={g.provider} data-state={g.state}>
@@ -93,7 +131,7 @@ export const ModelPicker = memo(function ModelPicker({
                     <button
                       type="button"
                       className="inline-flex cursor-pointer items-center gap-1 rounded px-1 py-0.5 text-[11px] font-medium tracking-normal text-muted normal-case hover:bg-surface-2 hover:text-fg"
-                      onClick={() => setConfigure(g.provider)}
+                      onClick={() => setConfiguring(g.provider)}
                       data-testid={`configure-${g.provider}`}
                       title={`Configure ${g.label}: API key and URL`}
                     >
@@ -168,7 +206,7 @@ export const ModelPicker = memo(function ModelPicker({
           ) : null}
         </div>
       ) : null}
-      {configure ? <ProviderConfigDialog provider={configure} groups={groups} onClose={() => setConfigure(undefined)} /> : null}
+      {configure ? <ProviderConfigDialog provider={configure} groups={groups} onClose={() => setConfiguring(undefined)} /> : null}
     </div>
   );
 });

@@ -1,6 +1,14 @@
-import { KeyRound } from 'lucide-react';
+import { KeyRound, Trash2 } from 'lucide-react';
 import { useEffect, useState } from 'react';
-import { isSecret, type JsonSchema, ROUTER_ENTRY, useProviderSlice, useSaveProviderSlice } from '../../api/chat-models.ts';
+import {
+  apiKeyProblem,
+  isSecret,
+  type JsonSchema,
+  ROUTER_ENTRY,
+  useProviderSlice,
+  useRemoveProviderKey,
+  useSaveProviderSlice,
+} from '../../api/chat-models.ts';
 import type { ModelGroup } from '../../lib/chat/models.ts';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
@@ -13,7 +21,8 @@ import { Spinner } from '../ui/spinner.tsx';
  * Configure a provider from the model picker (seed 2.9 "Provider credentials"): a form generated
  * from the provider's slice of the `llm-router` configuration schema, saved with
  * `configuration::set`. A write-only field (the API key) never shows its value: once stored it
- * reads "set", and leaving it empty keeps it.
+ * reads "set", and leaving it empty keeps it; a blank key is refused, and "Remove key" deletes the
+ * stored one (issue 25 item 4).
  */
 
 type FieldKind = 'secret' | 'text' | 'integer' | 'number' | 'textarea';
@@ -39,17 +48,44 @@ function initialValues(schema: JsonSchema, value: Record<string, unknown>): Reco
 export function ProviderConfigDialog({ provider, groups, onClose }: { provider: string; groups: ModelGroup[]; onClose: () => void }) {
   const slice = useProviderSlice(provider);
   const save = useSaveProviderSlice();
+  const remove = useRemoveProviderKey();
   const [values, setValues] = useState<Record<string, string>>({});
-  const [saved, setSaved] = useState(false);
+  const [problems, setProblems] = useState<Record<string, string>>({});
+  const [done, setDone] = useState<'saved' | 'removed' | undefined>();
+  const [confirmRemove, setConfirmRemove] = useState(false);
   useEffect(() => {
     if (slice.data) setValues(initialValues(slice.data.schema, slice.data.value));
   }, [slice.data]);
-  const label = groups.find((g) => g.provider === provider)?.label ?? provider;
-  const envVar = groups.find((g) => g.provider === provider)?.credentialEnvVar;
+  const group = groups.find((g) => g.provider === provider);
+  const label = group?.label ?? provider;
+  const envVar = group?.credentialEnvVar;
   const fields = Object.entries(slice.data?.schema.properties ?? {});
+  const isStored = (name: string) => {
+    const stored = slice.data?.value[name];
+    return stored !== undefined && stored !== null;
+  };
+
+  /** A key typed blank, or no key at all where none is stored and nothing else would reach the provider. */
+  const check = (): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const [name, field] of fields) {
+      if (kindOf(name, field) !== 'secret') continue;
+      const raw = values[name] ?? '';
+      const blank = apiKeyProblem(raw);
+      if (blank) out[name] = blank.replace('API key (api_key)', `${field.title ?? name} (${name})`);
+      else if (raw === '' && !isStored(name) && !fields.some(([other]) => other !== name && (values[other] ?? '').trim() !== ''))
+        out[name] =
+          `${field.title ?? name} (${name}) must not be empty: paste ${label}'s key${fields.some(([n]) => n === 'api_url') ? ', or give the API URL of a local server that needs none' : ''}`;
+    }
+    return out;
+  };
 
   const submit = async () => {
     if (!slice.data) return;
+    setDone(undefined);
+    const found = check();
+    setProblems(found);
+    if (Object.keys(found).length) return;
     const out: Record<string, unknown> = {};
     for (const [name, field] of fields) {
       const raw = values[name] ?? '';
@@ -57,7 +93,15 @@ export function ProviderConfigDialog({ provider, groups, onClose }: { provider: 
       out[name] = kind === 'integer' || kind === 'number' ? (raw.trim() === '' ? '' : Number(raw)) : raw.trim() === '' ? '' : raw;
     }
     await save.mutateAsync({ provider, form: slice.data, values: out });
-    setSaved(true);
+    setDone('saved');
+    void slice.refetch();
+  };
+
+  const removeKey = async () => {
+    setDone(undefined);
+    await remove.mutateAsync(provider);
+    setConfirmRemove(false);
+    setDone('removed');
     void slice.refetch();
   };
 
@@ -66,9 +110,11 @@ export function ProviderConfigDialog({ provider, groups, onClose }: { provider: 
       <form
         className="space-y-3 px-4 py-4"
         data-testid="provider-config"
+        data-provider={provider}
+        noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          void submit();
+          void submit().catch(() => undefined);
         }}
       >
         <p className="text-xs leading-relaxed text-muted">
@@ -90,20 +136,57 @@ export function ProviderConfigDialog({ provider, groups, onClose }: { provider: 
         ) : (
           fields.map(([name, field]) => {
             const kind = kindOf(name, field);
-            const stored = slice.data?.value[name];
-            const isSet = kind === 'secret' && stored !== undefined && stored !== null;
+            const isSet = kind === 'secret' && isStored(name);
             const id = `provider-field-${name}`;
+            const problem = problems[name];
             return (
               <div key={name} className="space-y-1">
-                <label htmlFor={id} className="flex items-center gap-2 text-[12.5px] font-medium text-fg">
-                  {kind === 'secret' ? <KeyRound size={12} className="text-faint" /> : null}
-                  {field.title ?? name}
-                  {isSet ? (
-                    <Badge tone="ok">
-                      <span data-testid={`secret-set-${name}`}>set</span>
-                    </Badge>
+                <div className="flex min-h-6 items-center gap-2">
+                  <label htmlFor={id} className="flex min-w-0 items-center gap-2 text-[12.5px] font-medium text-fg">
+                    {kind === 'secret' ? <KeyRound size={12} className="text-faint" /> : null}
+                    {field.title ?? name}
+                    {isSet ? (
+                      <Badge tone="ok">
+                        <span data-testid={`secret-set-${name}`}>set</span>
+                      </Badge>
+                    ) : null}
+                  </label>
+                  {isSet && !confirmRemove ? (
+                    <Button
+                      size="xs"
+                      variant="ghost"
+                      icon={Trash2}
+                      className="ml-auto"
+                      onClick={() => setConfirmRemove(true)}
+                      data-testid="remove-key"
+                      title={`Delete the stored ${field.title ?? name} of ${label} from the ${ROUTER_ENTRY} entry`}
+                    >
+                      Remove key
+                    </Button>
                   ) : null}
-                </label>
+                </div>
+                {isSet && confirmRemove ? (
+                  <div
+                    className="flex flex-wrap items-center gap-2 rounded-lg border border-bad/30 bg-bad-soft px-2.5 py-2 text-xs text-bad"
+                    data-testid="remove-key-confirm"
+                  >
+                    <span className="min-w-0 flex-1">
+                      Remove the stored key? {label} has no credential afterwards unless the router's environment gives one.
+                    </span>
+                    <Button size="xs" variant="ghost" onClick={() => setConfirmRemove(false)} disabled={remove.isPending}>
+                      Keep it
+                    </Button>
+                    <Button
+                      size="xs"
+                      variant="danger"
+                      onClick={() => void removeKey().catch(() => undefined)}
+                      loading={remove.isPending}
+                      data-testid="remove-key-confirm-button"
+                    >
+                      Remove
+                    </Button>
+                  </div>
+                ) : null}
                 {kind === 'textarea' ? (
                   <textarea
                     id={id}
@@ -120,19 +203,43 @@ export function ProviderConfigDialog({ provider, groups, onClose }: { provider: 
                     autoComplete={kind === 'secret' ? 'off' : undefined}
                     value={values[name] ?? ''}
                     min={field.minimum}
-                    onChange={(e) => setValues((v) => ({ ...v, [name]: e.target.value }))}
+                    aria-invalid={problem ? true : undefined}
+                    aria-describedby={problem ? `${id}-problem` : undefined}
+                    className={problem ? 'border-bad! focus:ring-bad/20!' : undefined}
+                    onChange={(e) => {
+                      const next = e.target.value;
+                      setValues((v) => ({ ...v, [name]: next }));
+                      if (problem) setProblems(({ [name]: _gone, ...rest }) => rest);
+                    }}
                     placeholder={isSet ? 'set — type a new value to replace it' : kind === 'secret' ? 'not set' : ''}
                   />
                 )}
-                {field.description ? <p className="text-[11.5px] text-faint">{field.description}</p> : null}
+                {problem ? (
+                  <p id={`${id}-problem`} role="alert" className="text-[11.5px] text-bad" data-testid={`field-problem-${name}`}>
+                    {problem}
+                  </p>
+                ) : field.description ? (
+                  <p className="text-[11.5px] text-faint">{field.description}</p>
+                ) : null}
               </div>
             );
           })
         )}
         {save.error ? <ErrorNote title="configuration::set failed" error={save.error} /> : null}
-        {saved && !save.isPending && !save.error ? (
+        {remove.error ? <ErrorNote title="Removing the key failed (configuration::set)" error={remove.error} /> : null}
+        {done === 'saved' && !save.isPending && !save.error ? (
           <p className="text-xs text-ok" data-testid="provider-config-saved">
             Saved. The model list refreshes as soon as the router has listed {label}'s models.
+          </p>
+        ) : null}
+        {done === 'removed' && !remove.isPending ? (
+          <p className="text-xs text-muted" data-testid="provider-key-removed" data-state={group?.state ?? ''}>
+            Key removed.{' '}
+            {group?.state === 'not-configured'
+              ? `${label} is not configured now.`
+              : group?.state === 'ready'
+                ? `${label} is still configured: ${envVar ? `${envVar} in the router's environment, or ` : ''}its API URL (a local server) gives it a credential.`
+                : ''}
           </p>
         ) : null}
         <div className="flex justify-end gap-2 pt-1">

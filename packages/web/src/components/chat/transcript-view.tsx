@@ -1,10 +1,11 @@
 import { elementScroll, useVirtualizer } from '@tanstack/react-virtual';
 import { ArrowDown } from 'lucide-react';
-import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ViewItem } from '../../lib/chat/view.ts';
 import { Button } from '../ui/button.tsx';
 import { CallGroup } from './function-card.tsx';
-import { AssistantText, CompactionMarker, StopNotice, Thought, UserMessage } from './message-views.tsx';
+import { AnswerActions, AssistantText, CompactionMarker, StopNotice, Thought, UserMessage } from './message-views.tsx';
+import { TurnActionsProvider } from './turn-actions.tsx';
 
 /**
  * The transcript, virtualised (a conversation of hundreds of entries renders only what is on
@@ -16,14 +17,15 @@ function estimate(item: ViewItem | undefined): number {
   if (!item) return 60;
   if (item.kind === 'text') return (item.text.startsWith('```') ? 48 : 8) + Math.ceil(item.text.length / 90) * 22;
   if (item.kind === 'calls') return 48 * item.calls.length + (item.calls.length > 1 ? 34 : 0);
-  if (item.kind === 'user') return 64;
+  if (item.kind === 'user') return 92;
+  if (item.kind === 'actions') return 28;
   return 44;
 }
 
 const Row = memo(function Row({ item, sessionId }: { item: ViewItem; sessionId: string }) {
   switch (item.kind) {
     case 'user':
-      return <UserMessage blocks={item.blocks} queued={item.queued} />;
+      return <UserMessage entryId={item.entryId} blocks={item.blocks} queued={item.queued} editable={item.editable} />;
     case 'text':
       return <AssistantText text={item.text} streaming={item.streaming} />;
     case 'thought':
@@ -33,7 +35,11 @@ const Row = memo(function Row({ item, sessionId }: { item: ViewItem; sessionId: 
     case 'compaction':
       return <CompactionMarker summary={item.summary} tokensBefore={item.tokensBefore} />;
     case 'notice':
-      return <StopNotice reason={item.reason} message={item.message} />;
+      return (
+        <StopNotice reason={item.reason} message={item.message} errorKind={item.errorKind} provider={item.provider} retry={item.retry} />
+      );
+    case 'actions':
+      return <AnswerActions text={item.text} regenerate={item.regenerate} />;
   }
 });
 
@@ -74,6 +80,19 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
     toEnd();
   }, [sessionId]);
 
+  // a message sent (the last row is a user message it has not shown before) brings the view back
+  // to the end, wherever the user had scrolled: they want to see it answered
+  const lastItem = items[items.length - 1];
+  const sentKey = lastItem?.kind === 'user' ? lastItem.key : undefined;
+  const seenSent = useRef(sentKey);
+  useLayoutEffect(() => {
+    if (!sentKey || sentKey === seenSent.current) return;
+    seenSent.current = sentKey;
+    atEnd.current = true;
+    setShowJump(false);
+    toEnd();
+  }, [sentKey, toEnd]);
+
   const total = virtualizer.getTotalSize();
   // while at the end, stay there as rows arrive, stream or get measured taller: once per frame,
   // in the frame's own layout (a scroll in the commit would force a second layout per update)
@@ -108,48 +127,51 @@ export function TranscriptView({ items, sessionId, footer }: { items: ViewItem[]
   }, []);
 
   const rows = virtualizer.getVirtualItems();
+  const lastUser = useMemo(() => items.findLast((item) => item.kind === 'user')?.key, [items]);
   return (
-    <div className="relative min-h-0 flex-1">
-      <div
-        ref={scroller}
-        className="h-full overflow-y-auto"
-        data-testid="chat-transcript"
-        // sized by the page, never by its rows: a growing answer lays out and paints inside it only
-        style={{ overflowAnchor: 'none', contain: 'strict' }}
-      >
-        <div className="relative mx-auto w-full max-w-3xl px-4" style={{ height: total }}>
-          {rows.map((row) => {
-            const item = items[row.index];
-            if (!item) return null;
-            return (
-              <div
-                key={row.key}
-                data-index={row.index}
-                data-kind={item.kind}
-                ref={virtualizer.measureElement}
-                className={item.kind === 'text' && item.more ? 'absolute inset-x-4 pb-2' : 'absolute inset-x-4 pb-3'}
-                style={{ transform: `translateY(${row.start}px)`, contain: 'layout style' }}
-              >
-                <Row item={item} sessionId={sessionId} />
-              </div>
-            );
-          })}
-        </div>
-        {footer ? <div className="mx-auto w-full max-w-3xl px-4 pb-3">{footer}</div> : null}
-      </div>
-      {showJump ? (
-        <Button
-          size="xs"
-          icon={ArrowDown}
-          className="absolute bottom-3 left-1/2 -translate-x-1/2 shadow-pop"
-          onClick={() => {
-            atEnd.current = true;
-            toEnd();
-          }}
+    <TurnActionsProvider sessionId={sessionId} lastUserEntry={lastUser}>
+      <div className="relative min-h-0 flex-1">
+        <div
+          ref={scroller}
+          className="h-full overflow-y-auto"
+          data-testid="chat-transcript"
+          // sized by the page, never by its rows: a growing answer lays out and paints inside it only
+          style={{ overflowAnchor: 'none', contain: 'strict' }}
         >
-          Latest
-        </Button>
-      ) : null}
-    </div>
+          <div className="relative mx-auto w-full max-w-3xl px-4" style={{ height: total }}>
+            {rows.map((row) => {
+              const item = items[row.index];
+              if (!item) return null;
+              return (
+                <div
+                  key={row.key}
+                  data-index={row.index}
+                  data-kind={item.kind}
+                  ref={virtualizer.measureElement}
+                  className={item.kind === 'text' && item.more ? 'absolute inset-x-4 pb-2' : 'absolute inset-x-4 pb-3'}
+                  style={{ transform: `translateY(${row.start}px)`, contain: 'layout style' }}
+                >
+                  <Row item={item} sessionId={sessionId} />
+                </div>
+              );
+            })}
+          </div>
+          {footer ? <div className="mx-auto w-full max-w-3xl px-4 pb-3">{footer}</div> : null}
+        </div>
+        {showJump ? (
+          <Button
+            size="xs"
+            icon={ArrowDown}
+            className="absolute bottom-3 left-1/2 -translate-x-1/2 shadow-pop"
+            onClick={() => {
+              atEnd.current = true;
+              toEnd();
+            }}
+          >
+            Latest
+          </Button>
+        ) : null}
+      </div>
+    </TurnActionsProvider>
   );
 }

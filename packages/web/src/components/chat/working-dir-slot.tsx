@@ -112,7 +112,8 @@ function Picker({
   };
 
   return (
-    <div className="relative" ref={box}>
+    // in a narrow composer the menu opens from the composer's edge, not the button's (it would leave the screen)
+    <div className="relative min-w-0 shrink-[3] @max-lg:static" ref={box}>
       <button
         type="button"
         disabled={disabled || !sessionId}
@@ -132,7 +133,7 @@ function Picker({
               ? `Working directory: ${value}`
               : 'Working directory of this conversation (sent as fs_scope.root)'
         }
-        className="inline-flex h-7 max-w-72 cursor-pointer items-center gap-1.5 rounded-md border border-line bg-surface px-2 text-[12.5px] text-fg hover:bg-surface-2 disabled:cursor-not-allowed disabled:opacity-50"
+        className="inline-flex h-7 max-w-[min(18rem,100%)] min-w-0 cursor-pointer items-center gap-1.5 rounded-md border border-line bg-surface px-2 text-[12.5px] text-fg hover:bg-surface-2 disabled:cursor-not-allowed disabled:opacity-50"
       >
         {current ? (
           <WorktreeBadge wt={current} />
@@ -144,22 +145,24 @@ function Picker({
           </span>
         ) : value ? (
           <>
-            <Folder size={13} className="text-faint" />
-            <span className="truncate font-mono text-[11.5px]">{folderName(value)}</span>
+            <Folder size={13} className="shrink-0 text-faint" />
+            <span className="min-w-0 truncate font-mono text-[11.5px]">{folderName(value)}</span>
           </>
         ) : (
           <>
-            <FolderOpen size={13} className="text-faint" />
-            <span className="text-muted">Working dir</span>
+            <FolderOpen size={13} className="shrink-0 text-faint" />
+            <span className="min-w-0 truncate text-muted">
+              Working<span className="@max-md:hidden"> dir</span>
+            </span>
           </>
         )}
-        <ChevronDown size={13} className="shrink-0 text-faint" />
+        <ChevronDown size={13} className="shrink-0 text-faint @max-sm:hidden" />
       </button>
       {open && sessionId ? (
         <div
           role="dialog"
           aria-label="Working directory"
-          className="absolute bottom-full left-0 z-30 mb-2 w-96 overflow-hidden rounded-lg border border-line bg-surface shadow-pop"
+          className="absolute bottom-full left-0 z-30 mb-2 w-96 max-w-full overflow-hidden rounded-lg border border-line bg-surface shadow-pop"
           data-testid="working-dir-menu"
         >
           <div role="tablist" aria-label="Working directory source" className="flex items-center gap-4 border-b border-line px-3">
@@ -225,26 +228,30 @@ export function WorktreeBadge({ wt }: { wt: WorktreeInfo }) {
   return (
     <span
       className="inline-flex min-w-0 items-center gap-1.5"
-      title={`${wt.path}\n${visual.label}${wt.status?.diffstat ? ` · ${wt.status.diffstat}` : ''}`}
+      title={`${wt.path}\n${wt.branch} · ${shortWorktreeId(wt.worktree_id)} · ${visual.label}${wt.status?.diffstat ? ` · ${wt.status.diffstat}` : ''}`}
       data-testid="worktree-badge"
       data-lifecycle={wt.lifecycle}
     >
       <StatusDot tone={visual.tone} pulse={wt.lifecycle === 'landing'} />
-      <GitBranch size={13} className="shrink-0 text-faint" />
-      <span className="truncate font-mono text-[11.5px]" data-testid="worktree-badge-branch">
+      <GitBranch size={13} className="shrink-0 text-faint @max-sm:hidden" />
+      <span className="max-w-56 min-w-0 truncate font-mono text-[11.5px]" data-testid="worktree-badge-branch">
         {wt.branch}
       </span>
-      <span className="font-mono text-[10.5px] text-faint" data-testid="worktree-badge-id">
+      <span className="shrink-0 font-mono text-[10.5px] text-faint @max-sm:hidden" data-testid="worktree-badge-id">
         {shortWorktreeId(wt.worktree_id)}
       </span>
       {dirty ? (
-        <span className="font-mono text-[12px] font-semibold text-warn" title="uncommitted changes" data-testid="worktree-badge-dirty">
+        <span
+          className="shrink-0 font-mono text-[12px] font-semibold text-warn"
+          title="uncommitted changes"
+          data-testid="worktree-badge-dirty"
+        >
           *
         </span>
       ) : null}
       {ahead > 0 ? (
         <span
-          className="font-mono text-[11px] text-accent"
+          className="shrink-0 font-mono text-[11px] text-accent"
           title={`${ahead} commit(s) ahead of ${wt.base_ref}`}
           data-testid="worktree-badge-ahead"
         >

@@ -53,6 +53,11 @@ export const EMPTY_TRANSCRIPT: Transcript = { order: [], byId: new Map() };
 /**
  * One entry from an event (`message-added` carries the envelope, `message-updated` the entry id,
  * the message and its revision). An older or equal revision changes nothing (same object back).
+ *
+ * A new entry whose parent is shown but is not the last stored entry starts another branch (a
+ * Regenerate or an Edit moved the session's active path back, harness::regenerate / edit): the
+ * stored entries after its parent have left the path and leave the transcript. Messages only
+ * shown so far (optimistic, revision -1) stay.
  */
 export function applyEntry(state: Transcript, entry: Entry): Transcript {
   const known = state.byId.get(entry.entry_id);
@@ -60,13 +65,32 @@ export function applyEntry(state: Transcript, entry: Entry): Transcript {
   const byId = new Map(state.byId);
   // an update does not repeat the envelope: keep what the added event or the snapshot said
   byId.set(entry.entry_id, known ? { ...known, ...stripUndefined(entry) } : entry);
-  return { order: known ? state.order : [...state.order, entry.entry_id], byId };
+  if (known) return { order: state.order, byId };
+  // a message shown before it is stored does not know its parent yet: it never starts a branch
+  const order = entry.revision < 0 ? state.order : branchFrom(state, byId, entry.parent_id);
+  return { order: [...order, entry.entry_id], byId };
+}
+
+/** The order with the stored entries after `parentId` dropped (from `byId` too) when they are off the new entry's path. */
+function branchFrom(state: Transcript, byId: Map<string, Entry>, parentId: string | null | undefined): readonly string[] {
+  if (parentId === undefined || state.order.length === 0) return state.order;
+  const at = parentId === null ? -1 : state.order.indexOf(parentId);
+  if (parentId !== null && at < 0) return state.order;
+  const after = state.order.slice(at + 1);
+  const superseded = after.filter((id) => (state.byId.get(id)?.revision ?? -1) >= 0);
+  if (superseded.length === 0) return state.order;
+  for (const id of superseded) byId.delete(id);
+  const gone = new Set(superseded);
+  return state.order.filter((id) => !gone.has(id));
 }
 
 /**
  * A snapshot read from the store (oldest first). Its order is authoritative; an entry the events
  * delivered at a higher revision than the snapshot keeps the event's version, and entries the
- * events added after the snapshot was read stay after it.
+ * events added after the snapshot was read stay after it: those that continue its path (their
+ * parent is its last entry, or one of them), optimistic ones and those whose parent is unknown.
+ * An entry the snapshot does not have whose parent is earlier on the path was left behind by a
+ * rewind (Regenerate, Edit) and is dropped.
  */
 export function mergeSnapshot(state: Transcript, snapshot: readonly Entry[]): Transcript {
   const byId = new Map<string, Entry>();
@@ -76,13 +100,23 @@ export function mergeSnapshot(state: Transcript, snapshot: readonly Entry[]): Tr
     byId.set(entry.entry_id, known && known.revision > entry.revision ? { ...entry, ...stripUndefined(known) } : entry);
     order.push(entry.entry_id);
   }
+  const dropped = new Set<string>();
   for (const id of state.order) {
     if (byId.has(id)) continue;
     const known = state.byId.get(id);
-    if (known) {
-      byId.set(id, known);
-      order.push(id);
+    if (!known) continue;
+    const parent = known.parent_id;
+    const continues =
+      known.revision < 0 ||
+      parent === undefined ||
+      parent === (order.at(-1) ?? null) ||
+      (parent !== null && !byId.has(parent) && !dropped.has(parent));
+    if (!continues) {
+      dropped.add(id);
+      continue;
     }
+    byId.set(id, known);
+    order.push(id);
   }
   return { order, byId };
 }

@@ -9,6 +9,11 @@ import { type Block, compactionOf, type Entry, textOf } from './transcript.ts';
  * `compaction` custom entry is a marker. Assistant text is cut further into its Markdown blocks,
  * one row each: a long or streaming answer keeps only the blocks on screen in the DOM, and a
  * streaming answer changes (and re-measures) only its last row.
+ *
+ * The answer to each user message (its assistant entries, calls and results) ends with an actions
+ * row: Copy (the answer's text), and on the last answer, once no turn runs, Regenerate. A failed
+ * last answer offers Retry in its notice instead. The last user message can be edited and sent
+ * again (issue 25 item 4: harness::regenerate, harness::edit).
  */
 
 export type CallState = 'streaming' | 'pending' | 'running' | 'done' | 'error' | 'cancelled';
@@ -30,7 +35,15 @@ export interface CallView {
 }
 
 export type ViewItem =
-  | { kind: 'user'; key: string; entryId: string; blocks: Block[]; queued?: boolean }
+  | {
+      kind: 'user';
+      key: string;
+      entryId: string;
+      blocks: Block[];
+      queued?: boolean;
+      /** The last user message, stored, with no turn running: Edit replaces it (harness::edit). */
+      editable?: boolean;
+    }
   | {
       kind: 'text';
       key: string;
@@ -42,7 +55,29 @@ export type ViewItem =
   | { kind: 'thought'; key: string; entryId: string; text: string; streaming: boolean }
   | { kind: 'calls'; key: string; calls: CallView[] }
   | { kind: 'compaction'; key: string; entryId: string; summary: string; tokensBefore: number }
-  | { kind: 'notice'; key: string; entryId: string; reason: 'length' | 'error' | 'aborted'; message?: string };
+  | {
+      kind: 'notice';
+      key: string;
+      entryId: string;
+      reason: 'length' | 'error' | 'aborted';
+      message?: string;
+      /** error_kind of a failed generation (`auth_expired` for a 401/403). */
+      errorKind?: string;
+      /** The provider that answered (its settings fix an `auth_expired`). */
+      provider?: string;
+      /** The last answer failed and no turn runs: Retry answers the question again (harness::regenerate). */
+      retry?: boolean;
+    }
+  | {
+      kind: 'actions';
+      key: string;
+      /** The answer's last entry. */
+      entryId: string;
+      /** What Copy puts on the clipboard: the answer's text (Markdown), '' when it has none. */
+      text: string;
+      /** The last answer, finished, no turn running: Regenerate replaces it. */
+      regenerate: boolean;
+    };
 
 export interface ViewContext {
   /** function_call ids held for a person (approval::pending-*). */
@@ -170,16 +205,31 @@ export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem
     const m = entry.message;
     if (m?.role === 'function_result' && m.function_call_id) resultsById.set(m.function_call_id, resultOf(m));
   }
-  let lastAssistant: string | undefined;
-  for (let i = entries.length - 1; i >= 0 && lastAssistant === undefined; i--)
-    if (entries[i]?.message?.role === 'assistant') lastAssistant = entries[i]?.entry_id;
+  let lastAssistant = -1;
+  let lastUser = -1;
+  entries.forEach((entry, index) => {
+    if (entry.message?.role === 'assistant') lastAssistant = index;
+    else if (entry.message?.role === 'user') lastUser = index;
+  });
+  const lastAssistantId = entries[lastAssistant]?.entry_id;
   const items: ViewItem[] = [];
   const pushCall = (call: CallView) => {
     const last = items[items.length - 1];
     if (last?.kind === 'calls') last.calls.push(call);
     else items.push({ kind: 'calls', key: `calls:${call.key}`, calls: [call] });
   };
-  for (const entry of entries) {
+  // the answer being built: its assistant entries' text and how it ended
+  let answer: { texts: string[]; lastEntry: string; failed: boolean } | undefined;
+  const endAnswer = (last: boolean) => {
+    if (!answer) return;
+    const running = last && ctx.turnActive;
+    const regenerate = last && !running && !answer.failed;
+    const text = answer.texts.filter(Boolean).join('\n\n');
+    if (!running && (text || regenerate))
+      items.push({ kind: 'actions', key: `actions:${answer.lastEntry}`, entryId: answer.lastEntry, text, regenerate });
+    answer = undefined;
+  };
+  entries.forEach((entry, index) => {
     const compaction = compactionOf(entry);
     if (compaction) {
       items.push({
@@ -189,18 +239,32 @@ export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem
         summary: compaction.summary,
         tokensBefore: compaction.tokens_before,
       });
-      continue;
+      return;
     }
     const m = entry.message;
-    if (!m) continue;
+    if (!m) return;
     if (m.role === 'user') {
-      items.push({ kind: 'user', key: entry.entry_id, entryId: entry.entry_id, blocks: m.content, queued: entry.origin?.queued === true });
-      continue;
+      endAnswer(false);
+      const queued = entry.origin?.queued === true;
+      const editable = index === lastUser && !ctx.turnActive && entry.revision >= 0 && !queued;
+      items.push({
+        kind: 'user',
+        key: entry.entry_id,
+        entryId: entry.entry_id,
+        blocks: m.content,
+        ...(queued ? { queued } : {}),
+        ...(editable ? { editable } : {}),
+      });
+      return;
     }
-    if (m.role !== 'assistant') continue;
-    const streaming = ctx.turnActive && entry.entry_id === lastAssistant && !m.stop_reason;
-    m.content.forEach((block, index) => {
-      const key = `${entry.entry_id}:${index}`;
+    if (m.role !== 'assistant') return;
+    const streaming = ctx.turnActive && entry.entry_id === lastAssistantId && !m.stop_reason;
+    answer ??= { texts: [], lastEntry: entry.entry_id, failed: false };
+    answer.lastEntry = entry.entry_id;
+    answer.failed = m.stop_reason === 'error';
+    answer.texts.push(textOf(m.content));
+    m.content.forEach((block, blockIndex) => {
+      const key = `${entry.entry_id}:${blockIndex}`;
       if (block.type === 'text' && block.text) {
         const parts = blocksOf(block.text, key, streaming);
         parts.forEach((text, j) => {
@@ -212,15 +276,20 @@ export function buildView(entries: readonly Entry[], ctx: ViewContext): ViewItem
       else if (block.type === 'function_call') pushCall(callView(key, block, resultsById.get(block.id), ctx));
     });
     if (m.stop_reason === 'length' || m.stop_reason === 'error' || m.stop_reason === 'aborted') {
+      const retry = m.stop_reason === 'error' && index === lastAssistant && lastAssistant > lastUser && !ctx.turnActive;
       items.push({
         kind: 'notice',
         key: `${entry.entry_id}:stop`,
         entryId: entry.entry_id,
         reason: m.stop_reason,
         ...(m.error_message ? { message: m.error_message } : {}),
+        ...(m.stop_reason === 'error' && m.error_kind ? { errorKind: m.error_kind } : {}),
+        ...(m.stop_reason === 'error' && m.provider ? { provider: m.provider } : {}),
+        ...(retry ? { retry } : {}),
       });
     }
-  }
+  });
+  endAnswer(true);
   return items;
 }
 
@@ -246,7 +315,7 @@ export function sameItem(a: ViewItem, b: ViewItem): boolean {
   if (a.kind !== b.kind || a.key !== b.key) return false;
   switch (a.kind) {
     case 'user':
-      return b.kind === 'user' && a.blocks === b.blocks && a.queued === b.queued;
+      return b.kind === 'user' && a.blocks === b.blocks && a.queued === b.queued && a.editable === b.editable;
     case 'text':
       return b.kind === 'text' && a.text === b.text && a.streaming === b.streaming && a.more === b.more;
     case 'thought':
@@ -256,7 +325,16 @@ export function sameItem(a: ViewItem, b: ViewItem): boolean {
     case 'compaction':
       return b.kind === 'compaction' && a.summary === b.summary && a.tokensBefore === b.tokensBefore;
     case 'notice':
-      return b.kind === 'notice' && a.reason === b.reason && a.message === b.message;
+      return (
+        b.kind === 'notice' &&
+        a.reason === b.reason &&
+        a.message === b.message &&
+        a.errorKind === b.errorKind &&
+        a.provider === b.provider &&
+        a.retry === b.retry
+      );
+    case 'actions':
+      return b.kind === 'actions' && a.entryId === b.entryId && a.text === b.text && a.regenerate === b.regenerate;
   }
 }
 
