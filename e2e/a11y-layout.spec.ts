@@ -98,6 +98,7 @@ async function seed(stack: Stack): Promise<void> {
     .poll(
       async () => {
         const page = await call<{ messages: Array<{ payload: { id?: string } }> }>(stack, 'engine::queue::dlq_messages', {
+          paged: true,
           topic: 'fulfilment',
           offset: 0,
           limit: 1000,

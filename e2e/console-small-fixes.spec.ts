@@ -74,10 +74,14 @@ async function deadLetterTopic(stack: Stack): Promise<{ topic: string; worker: E
     topic,
     worker,
     publish: async () => {
-      const before = (await call<{ total: number }>(stack, 'engine::queue::dlq_messages', { topic, offset: 0, limit: 1 })).total;
+      const before = (await call<{ total: number }>(stack, 'engine::queue::dlq_messages', { paged: true, topic, offset: 0, limit: 1 }))
+        .total;
       await call(stack, 'eng::durable::publish', { topic, data: { at: Date.now() } });
       await expect
-        .poll(async () => (await call<{ total: number }>(stack, 'engine::queue::dlq_messages', { topic, offset: 0, limit: 1 })).total)
+        .poll(
+          async () =>
+            (await call<{ total: number }>(stack, 'engine::queue::dlq_messages', { paged: true, topic, offset: 0, limit: 1 })).total,
+        )
         .toBe(before + 1);
     },
   };

@@ -16,7 +16,7 @@ interface DeadLetterPage {
 }
 
 const deadLetters = (stack: Stack, offset = 0, limit = 1000) =>
-  call<DeadLetterPage>(stack, 'engine::queue::dlq_messages', { topic: 'fulfilment', offset, limit });
+  call<DeadLetterPage>(stack, 'engine::queue::dlq_messages', { paged: true, topic: 'fulfilment', offset, limit });
 
 async function waitForDeadLetters(stack: Stack, orderIds: string[]): Promise<Map<string, string>> {
   const byOrder = new Map<string, string>();

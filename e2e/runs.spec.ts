@@ -38,6 +38,7 @@ async function waitForDeadLetter(stack: Stack, orderId: string): Promise<string>
     .poll(
       async () => {
         const page = await call<{ messages: Array<{ id: string; payload: { id?: string } }> }>(stack, 'engine::queue::dlq_messages', {
+          paged: true,
           topic: 'fulfilment',
           offset: 0,
           limit: 1000,

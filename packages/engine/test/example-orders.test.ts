@@ -187,7 +187,7 @@ describe('examples/orders under the shipped config.yaml', () => {
     // default_queue_config: 1 + 3 attempts, 1 s backoff doubling → about 7 s
     const dead = await waitFor(
       async () => {
-        const page = await call('engine::queue::dlq_messages', { topic: 'fulfilment' });
+        const page = await call('engine::queue::dlq_messages', { paged: true, topic: 'fulfilment' });
         return page.messages.find((m: { payload: { id?: string } }) => m.payload?.id === order.id);
       },
       20_000,

@@ -180,12 +180,12 @@ describe('retries and the dead-letter queue', () => {
       payload: { job: 'x' },
       action: EngTriggerAction.Enqueue({ queue: 'retrying' }),
     });
-    await waitFor(async () => (await call('engine::queue::dlq_messages', { topic: 'retrying' })).total === 1, 5000);
+    await waitFor(async () => (await call('engine::queue::dlq_messages', { paged: true, topic: 'retrying' })).total === 1, 5000);
     // max_retries 2: one delivery and two retries, 100 ms then 200 ms apart
     expect(attempts).toHaveLength(3);
     expect(attempts[1]! - attempts[0]!).toBeGreaterThanOrEqual(95);
     expect(attempts[2]! - attempts[1]!).toBeGreaterThanOrEqual(195);
-    const page = await call('engine::queue::dlq_messages', { topic: 'retrying' });
+    const page = await call('engine::queue::dlq_messages', { paged: true, topic: 'retrying' });
     expect(page.messages[0]).toMatchObject({
       id: messageReceiptId,
       queue: 'retrying',
@@ -266,12 +266,12 @@ describe('retries and the dead-letter queue', () => {
     await registered('q::redrive');
     for (const n of [1, 2])
       await worker.trigger({ function_id: 'q::redrive', payload: { n }, action: EngTriggerAction.Enqueue({ queue: 'no-retry' }) });
-    await waitFor(async () => (await call('engine::queue::dlq_messages', { topic: 'no-retry' })).total === 2);
+    await waitFor(async () => (await call('engine::queue::dlq_messages', { paged: true, topic: 'no-retry' })).total === 2);
     healthy = true;
     expect(await call('eng::queue::redrive', { queue: 'no-retry' })).toEqual({ queue: 'no-retry', redriven: 2 });
     await waitFor(() => delivered.length === 2);
     expect(delivered.sort()).toEqual([1, 2]);
-    expect((await call('engine::queue::dlq_messages', { topic: 'no-retry' })).total).toBe(0);
+    expect((await call('engine::queue::dlq_messages', { paged: true, topic: 'no-retry' })).total).toBe(0);
     // the iii name answers too, with nothing left to move
     expect(await call('iii::queue::redrive', { queue: 'no-retry' })).toEqual({ queue: 'no-retry', redriven: 0 });
   });
@@ -289,8 +289,8 @@ describe('retries and the dead-letter queue', () => {
     for (const tag of ['keep', 'drop']) {
       await worker.trigger({ function_id: 'q::single', payload: { tag }, action: EngTriggerAction.Enqueue({ queue }) });
     }
-    await waitFor(async () => (await call('engine::queue::dlq_messages', { topic: queue })).total === 2);
-    const { messages } = await call('engine::queue::dlq_messages', { topic: queue });
+    await waitFor(async () => (await call('engine::queue::dlq_messages', { paged: true, topic: queue })).total === 2);
+    const { messages } = await call('engine::queue::dlq_messages', { paged: true, topic: queue });
     const keep = messages.find((m: any) => m.payload.tag === 'keep');
     const drop = messages.find((m: any) => m.payload.tag === 'drop');
     healthy = true;
@@ -304,7 +304,7 @@ describe('retries and the dead-letter queue', () => {
     await waitFor(() => delivered.length === 1);
     await sleep(100);
     expect(delivered).toEqual(['keep']);
-    expect((await call('engine::queue::dlq_messages', { topic: queue })).total).toBe(0);
+    expect((await call('engine::queue::dlq_messages', { paged: true, topic: queue })).total).toBe(0);
     // unknown ids: nothing happens, and the answer says so
     expect(await call('eng::queue::redrive_message', { queue, message_id: drop.id })).toMatchObject({ redriven: 0 });
     expect(await call('eng::queue::discard_message', { queue, message_id: 'nope' })).toMatchObject({ discarded: 0 });
@@ -325,22 +325,22 @@ describe('retries and the dead-letter queue', () => {
         }),
       ),
     );
-    await waitFor(async () => (await call('engine::queue::dlq_messages', { topic: 'no-retry' })).total === 120, 10_000);
-    const first = await call('engine::queue::dlq_messages', { topic: 'no-retry' });
+    await waitFor(async () => (await call('engine::queue::dlq_messages', { paged: true, topic: 'no-retry' })).total === 120, 10_000);
+    const first = await call('engine::queue::dlq_messages', { paged: true, topic: 'no-retry' });
     expect(first).toMatchObject({ topic: 'no-retry', total: 120, offset: 0, limit: 50 });
     expect(first.messages).toHaveLength(50);
-    const second = await call('engine::queue::dlq_messages', { queue: 'no-retry', offset: 50, limit: 50 });
-    const last = await call('engine::queue::dlq_messages', { topic: 'no-retry', offset: 100 });
+    const second = await call('engine::queue::dlq_messages', { paged: true, queue: 'no-retry', offset: 50, limit: 50 });
+    const last = await call('engine::queue::dlq_messages', { paged: true, topic: 'no-retry', offset: 100 });
     expect(second.messages).toHaveLength(50);
     expect(last.messages).toHaveLength(20);
     expect(last.total).toBe(120);
     const ids = [...first.messages, ...second.messages, ...last.messages].map((m: any) => m.id);
     expect(new Set(ids).size).toBe(120);
     expect(new Set(ids)).toEqual(new Set(receipts.map((r) => r.messageReceiptId)));
-    expect((await call('engine::queue::dlq_messages', { topic: 'no-retry', offset: 120 })).messages).toEqual([]);
+    expect((await call('engine::queue::dlq_messages', { paged: true, topic: 'no-retry', offset: 120 })).messages).toEqual([]);
     // clean up for the other tests on this queue
     for (const id of ids) await call('eng::queue::discard_message', { queue: 'no-retry', message_id: id });
-    expect((await call('engine::queue::dlq_messages', { topic: 'no-retry' })).total).toBe(0);
+    expect((await call('engine::queue::dlq_messages', { paged: true, topic: 'no-retry' })).total).toBe(0);
   }, 20_000);
 });
 
@@ -495,10 +495,10 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     worker.registerTrigger({ type: 'durable:subscriber', function_id: 'sub::fine', config: { topic: 'payments' } });
     await waitFor(async () => (await call('engine::queue::topic_stats', { topic: 'payments' })).consumer_count === 2);
     await call('eng::durable::publish', { topic: 'payments', data: { amount: 5 } });
-    await waitFor(async () => (await call('engine::queue::dlq_messages', { topic: 'payments' })).total === 1);
+    await waitFor(async () => (await call('engine::queue::dlq_messages', { paged: true, topic: 'payments' })).total === 1);
     expect(calls).toBe(2);
     expect(okCopies).toEqual([{ amount: 5, _caller_worker_id: admin.workerId }]);
-    const dead = (await call('engine::queue::dlq_messages', { topic: 'payments' })).messages[0];
+    const dead = (await call('engine::queue::dlq_messages', { paged: true, topic: 'payments' })).messages[0];
     expect(dead).toMatchObject({ queue: 'payments', function_id: 'sub::fails', payload: { amount: 5 }, retries: 2 });
     expect(dead.error).toContain('subscriber down');
     expect(await call('engine::queue::topic_stats', { topic: 'payments' })).toMatchObject({ delivered: 1, failed: 2, dlq_count: 1 });
@@ -541,7 +541,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     const started = Date.now();
     await call('eng::durable::publish', { topic: 'slow', data: { n: 1 } });
     const page = await waitFor(async () => {
-      const p = await call('engine::queue::dlq_messages', { topic: 'slow' });
+      const p = await call('engine::queue::dlq_messages', { paged: true, topic: 'slow' });
       return p.total === 1 ? p : null;
     });
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
@@ -627,10 +627,10 @@ describe('bad input', () => {
     ['iii::queue::discard_message', { queue: 'q', message_id: '' }, 'deserialization_error', 'message_id'],
     ['engine::queue::topic_stats', {}, 'topic_not_set', 'topic'],
     ['engine::queue::topic_stats', { topic: true }, 'deserialization_error', 'topic'],
-    ['engine::queue::dlq_messages', { topic: 'q', limit: 0 }, 'deserialization_error', 'limit'],
-    ['engine::queue::dlq_messages', { topic: 'q', offset: -1 }, 'deserialization_error', 'offset'],
-    ['engine::queue::dlq_messages', { topic: 'q', limit: 'ten' }, 'deserialization_error', 'limit'],
-    ['engine::queue::dlq_messages', {}, 'topic_not_set', 'topic'],
+    ['engine::queue::dlq_messages', { paged: true, topic: 'q', limit: 0 }, 'deserialization_error', 'limit'],
+    ['engine::queue::dlq_messages', { paged: true, topic: 'q', offset: -1 }, 'deserialization_error', 'offset'],
+    ['engine::queue::dlq_messages', { paged: true, topic: 'q', limit: 'ten' }, 'deserialization_error', 'limit'],
+    ['engine::queue::dlq_messages', { paged: true }, 'topic_not_set', 'topic'],
     ['engine::queue::list_topics', 'x', 'deserialization_error', '(root)'],
     ['engine::queue::dlq_topics', 5, 'deserialization_error', '(root)'],
   ];
@@ -702,7 +702,7 @@ describe('second engine: strict mode, subscriber expiry (module listed by its 0.
     for (const n of [1, 2]) await client.call('eng::durable::publish', { topic: 'lost', data: { n } });
     expect((await client.call<any>('engine::queue::topic_stats', { topic: 'lost' })).depth).toBe(2);
     const page = await waitFor(async () => {
-      const p = await client.call<any>('engine::queue::dlq_messages', { topic: 'lost' });
+      const p = await client.call<any>('engine::queue::dlq_messages', { paged: true, topic: 'lost' });
       return p.total === 2 ? p : null;
     }, 5000);
     const sender = client.workerId;
@@ -729,7 +729,7 @@ describe('second engine: strict mode, subscriber expiry (module listed by its 0.
     await waitFor(async () => (await client.call<any>('engine::queue::topic_stats', { topic: 'leaving' })).failed === 1);
     binding.unregister();
     const page = await waitFor(async () => {
-      const p = await client.call<any>('engine::queue::dlq_messages', { topic: 'leaving' });
+      const p = await client.call<any>('engine::queue::dlq_messages', { paged: true, topic: 'leaving' });
       return p.total === 1 ? p : null;
     }, 5000);
     expect(page.messages[0]).toMatchObject({ function_id: 'sub::leaves', payload: { n: 1 } });

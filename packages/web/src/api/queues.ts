@@ -149,7 +149,7 @@ export function useTopicStatsMany(names: string[]): Map<string, TopicStats> {
 export function useDeadLetters(name: string | undefined, offset: number, limit: number) {
   return useQuery({
     queryKey: queueKeys.dlqPage(name ?? '', offset, limit),
-    queryFn: () => callEngine<DeadLetterPage>('engine::queue::dlq_messages', { topic: name, offset, limit }),
+    queryFn: () => callEngine<DeadLetterPage>('engine::queue::dlq_messages', { paged: true, topic: name, offset, limit }),
     enabled: !!name,
     placeholderData: keepPreviousData,
     refetchInterval: 3000,

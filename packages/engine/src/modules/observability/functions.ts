@@ -17,6 +17,7 @@ import type { Collector } from './collector.ts';
 import type { ObservabilityConfig } from './config.ts';
 import type { EngineMetrics } from './engine-metrics.ts';
 import { severityNumberOf } from './otlp-decode.ts';
+import { listAlerts, listRollups, RollupsListInput } from './rollups.ts';
 import { normaliseId, parseTraceparent } from './trace-context.ts';
 import { groupTraces, traceSpans, traceTree } from './trace-detail.ts';
 import { listTraces } from './trace-query.ts';
@@ -180,6 +181,19 @@ export function registerObservabilityFunctions(ctx: ModuleContext<unknown>, deps
         timestamp: Date.now(),
       };
     },
+  );
+
+  // iii 0.22.1's names (its console's Metrics page calls both): see rollups.ts
+  ctx.registerFunction(
+    {
+      id: 'engine::rollups::list',
+      description: 'SDK metric rollups per name over 1-minute, 5-minute or 1-hour buckets (level 0, 1, 2), computed on the fly',
+      request_format: schemaOf(RollupsListInput),
+    },
+    (input) => listRollups(deps.workerMetrics?.list({}) ?? [], parse(RollupsListInput, input)),
+  );
+  ctx.registerFunction({ id: 'engine::alerts::list', description: 'Metric alert rules and their state (eng configures none)' }, () =>
+    listAlerts(),
   );
 
   ctx.registerFunction({ id: ObservabilityFunction.HealthCheck, description: 'Health of the telemetry pipeline' }, () => {

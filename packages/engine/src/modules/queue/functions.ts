@@ -40,6 +40,8 @@ const MessageInput = QueueNameInput.extend({ message_id: z.string().min(1, 'must
 const DlqMessagesInput = QueueNameInput.extend({
   offset: z.number().int().min(0).default(0),
   limit: z.number().int().min(1).max(1000).default(50),
+  /** eng's console: `{topic, messages, total, offset, limit}` instead of iii's bare array of messages. */
+  paged: z.boolean().optional(),
 });
 
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
@@ -119,6 +121,8 @@ export function registerQueueFunctions(ctx: ModuleContext<unknown>, service: Que
 
   register(QueueFunction.DlqMessages, 'Page through the dead-lettered messages of a queue or topic', (input) => {
     const args = parse(DlqMessagesInput, input);
-    return service.dlqMessages(queueName(args, 'topic'), args.offset, args.limit);
+    const page = service.dlqMessages(queueName(args, 'topic'), args.offset, args.limit);
+    // iii 0.22.1 answers the messages as a bare array (its console calls `.find` on it); `paged: true` adds the total
+    return args.paged ? page : page.messages;
   });
 }
