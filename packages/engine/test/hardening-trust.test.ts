@@ -7,8 +7,10 @@
  * - Two workers registering one id: the later serves it; when it leaves or unregisters, the
  *   earlier one (still connected, still registered) serves it again.
  * - A result is accepted only from the connection the call was sent to.
- * - `_caller_worker_id` is the real sender on every path (void, enqueue action, engine::queue::enqueue,
- *   publish, durable publish) and is removed where there is no sender, so no payload renames a worker.
+ * - `_caller_worker_id` is the real sender on every direct call (plain, void) and is never believed
+ *   from data: queued messages and publishes (enqueue action, engine::queue::enqueue, publish,
+ *   durable publish) reach a worker's function as sent, minus any `_caller_worker_id` (issue 26
+ *   item 3), and a built-in they reach acts for the real sender, so no payload renames a worker.
  * - A call the engine cannot send to its worker answers the caller with an error and leaves the
  *   worker idle.
  */
@@ -241,7 +243,7 @@ describe('_caller_worker_id is always the real sender (item 7)', () => {
       (f) => f.data as Record<string, unknown>,
     );
 
-  it('enqueue and void actions: engine::workers::register renames only the real sender; handlers see the real sender', async () => {
+  it('enqueue and void actions: engine::workers::register renames only the real sender; a worker is never told a forged sender', async () => {
     attacker.send({
       type: 'invokefunction',
       invocation_id: crypto.randomUUID(),
@@ -259,7 +261,8 @@ describe('_caller_worker_id is always the real sender (item 7)', () => {
       data: { _caller_worker_id: victim.workerId, marker: 'enqueue' },
       action: { type: 'enqueue', queue: 'default' },
     });
-    expect((await spied('enqueue'))._caller_worker_id).toBe(attacker.workerId);
+    // a queued message reaches a worker as it was sent (issue 26 item 3), less the forged key
+    expect(await spied('enqueue')).toEqual({ marker: 'enqueue' });
 
     // the void action, like a plain call, always carried the real sender: still so
     attacker.send({
@@ -279,7 +282,7 @@ describe('_caller_worker_id is always the real sender (item 7)', () => {
     await expectVictimUntouched();
   });
 
-  it('engine::queue::enqueue called directly stamps the real sender too', async () => {
+  it('engine::queue::enqueue called directly: the built-in acts for the real sender too', async () => {
     const receipt = await attacker.call('engine::queue::enqueue', {
       queue: 'default',
       function_id: 'engine::workers::register',
@@ -314,12 +317,12 @@ describe('_caller_worker_id is always the real sender (item 7)', () => {
     }, 10_000);
     const published = await attacker.call('publish', { topic: 'trust-evil', data: { ...spoofed('PWNED-publish'), marker: 'publish' } });
     expect(published.error).toBeUndefined();
-    expect((await spied('publish'))._caller_worker_id).toBe(attacker.workerId);
+    expect(await spied('publish')).not.toHaveProperty('_caller_worker_id');
     await waitFor(async () => (await workerRecord(attacker.workerId))?.name === 'PWNED-publish', 10_000);
     await expectVictimUntouched();
   });
 
-  it('durable publish (eng::durable::publish and iii::durable::publish) stamps the real sender', async () => {
+  it('durable publish (eng::durable::publish and iii::durable::publish): the built-in acts for the real sender', async () => {
     attacker.send({
       type: 'registertrigger',
       id: crypto.randomUUID(),
@@ -347,7 +350,7 @@ describe('_caller_worker_id is always the real sender (item 7)', () => {
     ] as const) {
       const published = await attacker.call(fn, { topic: 'trust-durable', data: { ...spoofed(name), marker: name } });
       expect(published.error).toBeUndefined();
-      expect((await spied(name))._caller_worker_id).toBe(attacker.workerId);
+      expect(await spied(name)).not.toHaveProperty('_caller_worker_id');
       await waitFor(async () => (await workerRecord(attacker.workerId))?.name === name, 10_000);
       await expectVictimUntouched();
     }

@@ -79,8 +79,8 @@ describe('pub/sub, local adapter', () => {
     const result = await publish({ order_id: 7, items: ['x'] });
     expect(result).toBeUndefined();
     await waitFor(() => a.calls.length === 1 && b.calls.length === 1);
-    // object data carries its publisher as `_caller_worker_id`, as a direct call does
-    const delivered = { order_id: 7, items: ['x'], _caller_worker_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
+    // subscribers get the data as published, as in iii (issue 26 item 3)
+    const delivered = { order_id: 7, items: ['x'] };
     expect(a.calls[0]).toEqual({ input: delivered, metadata: undefined });
     expect(b.calls[0]?.input).toEqual(delivered);
     expect(b.calls[0]?.metadata).toBeUndefined();
@@ -179,12 +179,9 @@ describe('pub/sub, redis adapter: two engines on one redis', () => {
     await fromTwo({ from: 'two' });
     await waitFor(() => s1.calls.length === 2 && s2.calls.length === 2);
     await sleep(200);
-    // the publisher is `_caller_worker_id` on its own engine only: it is no worker of the other one
-    const local = { _caller_worker_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
-    expect(s1.calls.map((c) => c.input)).toEqual(expect.arrayContaining([{ from: 'one', ...local }, { from: 'two' }]));
-    expect(s2.calls.map((c) => c.input)).toEqual(
-      expect.arrayContaining([{ from: 'one' }, { from: 'two', _caller_worker_id: w2.workerId }]),
-    );
+    // the data as published, on both engines (issue 26 item 3)
+    expect(s1.calls.map((c) => c.input)).toEqual(expect.arrayContaining([{ from: 'one' }, { from: 'two' }]));
+    expect(s2.calls.map((c) => c.input)).toEqual(expect.arrayContaining([{ from: 'one' }, { from: 'two' }]));
     expect(s1.calls).toHaveLength(2);
     expect(s2.calls).toHaveLength(2);
   });

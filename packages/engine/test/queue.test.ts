@@ -98,8 +98,8 @@ describe('enqueue action (§11 item 5)', () => {
     // the receipt came back while the handler is still held: it runs later, apart from the call
     expect(receipt).toEqual({ messageReceiptId: expect.stringMatching(UUID) });
     await waitFor(() => seen.length === 1);
-    // the message carries its sender as `_caller_worker_id`, as a direct call does
-    expect(seen[0]).toEqual({ order: 7, _caller_worker_id: expect.stringMatching(UUID) });
+    // the data arrives as it was enqueued, as in iii (issue 26 item 3): the sender is kept beside it
+    expect(seen[0]).toEqual({ order: 7 });
     release();
     await waitFor(async () => (await call('engine::queue::topic_stats', { topic: 'default' })).delivered >= 1);
   });
@@ -464,11 +464,8 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     ).toBeUndefined();
     expect(await call('eng::durable::publish', { topic: 'orders.created', data: { id: 2 } })).toBeUndefined();
     await waitFor(() => gotA.length === 2 && gotB.length === 2);
-    // each copy carries its publisher as `_caller_worker_id`
-    const copies = [
-      { id: 1, _caller_worker_id: expect.stringMatching(UUID) },
-      { id: 2, _caller_worker_id: admin.workerId },
-    ];
+    // each copy is the data as published (issue 26 item 3)
+    const copies = [{ id: 1 }, { id: 2 }];
     expect(gotA).toEqual(expect.arrayContaining(copies));
     expect(gotB).toEqual(expect.arrayContaining(copies));
     expect(metadataA).toEqual([undefined, undefined]);
@@ -497,7 +494,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     await call('eng::durable::publish', { topic: 'payments', data: { amount: 5 } });
     await waitFor(async () => (await call('engine::queue::dlq_messages', { paged: true, topic: 'payments' })).total === 1);
     expect(calls).toBe(2);
-    expect(okCopies).toEqual([{ amount: 5, _caller_worker_id: admin.workerId }]);
+    expect(okCopies).toEqual([{ amount: 5 }]);
     const dead = (await call('engine::queue::dlq_messages', { paged: true, topic: 'payments' })).messages[0];
     expect(dead).toMatchObject({ queue: 'payments', function_id: 'sub::fails', payload: { amount: 5 }, retries: 2 });
     expect(dead.error).toContain('subscriber down');
@@ -564,7 +561,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     await call('eng::durable::publish', { topic: 'customers', data: { vip: false } });
     await call('eng::durable::publish', { topic: 'customers', data: { vip: true } });
     await waitFor(async () => (await call('engine::queue::topic_stats', { topic: 'customers' })).delivered === 2);
-    expect(got).toEqual([{ vip: true, _caller_worker_id: admin.workerId }]);
+    expect(got).toEqual([{ vip: true }]);
   });
 
   it('keeps publishing to a subscriber whose worker is reconnecting and delivers when it is back', async () => {
@@ -587,7 +584,7 @@ describe('durable topics (durable:subscriber, §5.4)', () => {
     });
     back.registerTrigger({ type: 'durable:subscriber', function_id: 'sub::away', config: { topic: 'away' } });
     await waitFor(() => got.length === 1);
-    expect(got).toEqual([{ n: 1, _caller_worker_id: admin.workerId }]);
+    expect(got).toEqual([{ n: 1 }]);
   });
 
   it('refuses a binding without a topic or with a bad queue_config, naming the field', async () => {
@@ -705,11 +702,8 @@ describe('second engine: strict mode, subscriber expiry (module listed by its 0.
       const p = await client.call<any>('engine::queue::dlq_messages', { paged: true, topic: 'lost' });
       return p.total === 2 ? p : null;
     }, 5000);
-    const sender = client.workerId;
-    expect(page.messages.map((m: any) => m.payload)).toEqual([
-      { n: 1, _caller_worker_id: sender },
-      { n: 2, _caller_worker_id: sender },
-    ]);
+    // dead-lettered payloads are the data as published
+    expect(page.messages.map((m: any) => m.payload)).toEqual([{ n: 1 }, { n: 2 }]);
     expect(page.messages[0].error).toContain('did not come back');
     expect((await client.call<any>('engine::queue::topic_stats', { topic: 'lost' })).subscribers).toEqual([]);
   });

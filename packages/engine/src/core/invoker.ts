@@ -52,9 +52,12 @@ export interface InvokeOptions {
   /** Set for calls that came over the bus; injected into object payloads as `_caller_worker_id` (§2.3.9). */
   callerWorkerId?: string;
   /**
-   * The worker an indirect call acts for (a queued message's or a publish's sender): injected as
-   * `_caller_worker_id` like `callerWorkerId`, but the call does not end when that worker leaves.
-   * With neither set, a `_caller_worker_id` in the payload is removed: no payload chooses a worker.
+   * The worker an indirect call acts for (a queued message's or a publish's sender), kept beside
+   * the data: an in-process handler is told it (`info.callerWorkerId`, and `_caller_worker_id` on
+   * its payload, as for a direct call), a worker's function gets the data as it was sent (iii
+   * delivers queue messages and publishes unchanged). The call does not end when that worker leaves.
+   * Whenever the engine names no caller to the executor, a `_caller_worker_id` in the payload is
+   * removed: no payload chooses a worker.
    */
   originWorkerId?: string;
   traceparent?: string;
@@ -301,7 +304,10 @@ export class Invoker {
     let invocationId = options.invocationId ?? newUuid();
     if (this.pending.has(invocationId)) invocationId = newUuid();
 
-    const payload = stampCaller(data === undefined ? null : data, options.callerWorkerId ?? options.originWorkerId, options.payloadOwned);
+    // spec §2.3.9: direct calls name their caller in the data; deliveries on a sender's behalf only
+    // to built-ins, which run in this process (a worker's subscriber gets the data as published)
+    const stampedCaller = options.callerWorkerId ?? (entry.handler ? options.originWorkerId : undefined);
+    const payload = stampCaller(data === undefined ? null : data, stampedCaller, options.payloadOwned);
 
     const call: CallRecord = {
       invocationId,
@@ -557,7 +563,7 @@ export class Invoker {
     const outcome = await this.invoke(EngineFunction.QueueEnqueue, request, {
       traceparent: options.traceparent,
       baggage: options.baggage,
-      // the provider stamps the message's data with the real sender, as a direct call would be
+      // the provider stores the real sender beside the message's data
       originWorkerId: options.callerWorkerId ?? options.originWorkerId,
       span,
     });
@@ -572,8 +578,9 @@ export class Invoker {
 /**
  * spec §2.3.9: an object payload carries `_caller_worker_id` = the worker that made the call,
  * overwriting whatever the sender put there so no worker can speak for another. Without a caller
- * (HTTP, cron, triggers, engine internals) the key is removed, so data can never point
- * `engine::workers::register` and friends at a worker. Other payloads pass unchanged.
+ * (HTTP, cron, triggers, engine internals, a queued message or publish reaching a worker) the key
+ * is removed, so data can never point `engine::workers::register` and friends at a worker, nor tell
+ * a worker's function a caller that did not call. Other payloads pass unchanged.
  */
 export function stampCaller(data: unknown, callerWorkerId: string | undefined, owned = false): unknown {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return data;

@@ -415,8 +415,12 @@ export function introspectionModule(): EngineModule<Config> {
       );
       ctx.registerFunction(
         { id: EngineFunction.WorkersRegister, description: 'Record runtime facts about the calling worker' },
-        (input) => {
+        (input, info) => {
           const q = parse(WorkersRegisterInput, input);
+          // the worker the engine knows made the call (or sent the message being delivered), never
+          // one named in data: the invoker stamps the same id, this does not depend on it
+          const caller = info.callerWorkerId;
+          if (!caller) throw new EngError(ErrorCode.NotFound, 'engine::workers::register records the calling worker: this call has none');
           // a name is cut to 280 characters as iii does (iii-sdk sends names that long); one far
           // beyond any real name is refused, naming the limit
           if (typeof q.name === 'string' && q.name.length > MAX_WORKER_NAME_INPUT) {
@@ -425,7 +429,7 @@ export function introspectionModule(): EngineModule<Config> {
               `the worker name is ${Buffer.byteLength(q.name)} bytes long; the engine accepts names of at most ${MAX_WORKER_NAME_INPUT} characters and keeps the first 280`,
             );
           }
-          const ok = core.updateWorkerInfo(q._caller_worker_id, {
+          const ok = core.updateWorkerInfo(caller, {
             name: sanitise(q.name),
             description: sanitise(q.description),
             runtime: q.runtime,
@@ -435,7 +439,7 @@ export function introspectionModule(): EngineModule<Config> {
             isolation: q.isolation,
             telemetry: q.telemetry,
           });
-          if (!ok) throw new EngError(ErrorCode.NotFound, `Worker ${q._caller_worker_id} is not connected`);
+          if (!ok) throw new EngError(ErrorCode.NotFound, `Worker ${caller} is not connected`);
           return { success: true };
         },
       );

@@ -177,8 +177,8 @@ export class Dispatcher {
       traceparent: message.traceparent ?? undefined,
       baggage: message.baggage ?? undefined,
       timeoutMs: lane.settings.timeoutMs,
-      // the enqueue/publish functions stamped the data with the real sender (or removed the key)
-      originWorkerId: senderOf(data),
+      // made on behalf of the worker that sent it, which the engine stored beside the data
+      originWorkerId: message.sender ?? undefined,
     };
     const condition = lane.settings.conditionFunctionId;
     if (condition) {
@@ -215,10 +215,4 @@ export class Dispatcher {
     if (error.code === ErrorCode.InvocationStopped) return this.deps.hasFunction(functionId);
     return false;
   }
-}
-
-function senderOf(data: unknown): string | undefined {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
-  const sender = (data as Record<string, unknown>)._caller_worker_id;
-  return typeof sender === 'string' ? sender : undefined;
 }

@@ -1,6 +1,5 @@
 import { describeZodError, EngError, EngineFunction, ErrorCode } from '@eng/protocol';
 import { z } from 'zod';
-import { stampCaller } from '../../core/invoker.ts';
 import type { ModuleContext } from '../../core/module.ts';
 import type { QueueService } from './service.ts';
 
@@ -70,18 +69,19 @@ export function registerQueueFunctions(ctx: ModuleContext<unknown>, service: Que
     if (alias) ctx.registerFunction({ id: alias, description: `${description} (iii name of ${id})` }, handler);
   };
 
-  // the stored data carries the real sender as `_caller_worker_id` (or none), never the one the
-  // sender wrote: the dispatcher hands it on as the delivery's caller
+  // the data is stored as it was sent (iii delivers it so); the real sender, as the engine knows it
+  // (never a `_caller_worker_id` written in the data), is stored beside it: the dispatcher makes
+  // the delivery on its behalf
   register(QueueFunction.Enqueue, 'Provider of the enqueue action: store a message for function_id on a named queue', (input, info) => {
     const args = parse(EnqueueInput, input);
     if (args.queue === '') throw new EngError(ErrorCode.QueueNotSet, 'queue: is required (a non-empty string)');
-    return service.enqueue(args.queue, args.function_id, stampCaller(args.data, info.callerWorkerId), args.messageReceiptId, args);
+    return service.enqueue(args.queue, args.function_id, args.data, args.messageReceiptId, { ...args, sender: info.callerWorkerId });
   });
 
   register(QueueFunction.Publish, 'Publish data to every durable:subscriber of a topic', async (input, info) => {
     const args = parse(PublishInput, input);
     const topic = queueName(args, 'topic');
-    await service.publish(topic, stampCaller(args.data, info.callerWorkerId), { traceparent: info.traceparent, baggage: info.baggage });
+    await service.publish(topic, args.data, { traceparent: info.traceparent, baggage: info.baggage, sender: info.callerWorkerId });
     // spec §4: publish returns no result
     return undefined;
   });

@@ -12,6 +12,11 @@ export interface TraceContext {
   baggage?: string | null;
 }
 
+/** Where a message comes from: its trace, and the worker that sent it (stored beside its data). */
+export interface MessageContext extends TraceContext {
+  sender?: string | null;
+}
+
 export interface DlqMessageRecord {
   id: string;
   queue: string;
@@ -50,7 +55,7 @@ export class QueueService {
     functionId: string,
     data: unknown,
     messageId: string | undefined,
-    trace: TraceContext,
+    trace: MessageContext,
   ): Promise<{ messageReceiptId: string }> {
     // 'default' always exists, as in iii (ensure_default_queue)
     if (this.config.strict && queue !== 'default' && !this.config.queue_configs[queue]) {
@@ -68,6 +73,7 @@ export class QueueService {
       functionId,
       group,
       dataJson: JSON.stringify(data ?? null),
+      sender: trace.sender ?? null,
       traceparent: trace.traceparent ?? null,
       baggage: trace.baggage ?? null,
       enqueuedAt: now,
@@ -83,7 +89,7 @@ export class QueueService {
   }
 
   /** One copy per subscriber of the topic, stored atomically; no subscriber means nothing to keep. */
-  async publish(topic: string, data: unknown, trace: TraceContext): Promise<number> {
+  async publish(topic: string, data: unknown, trace: MessageContext): Promise<number> {
     const subscribers = this.subscribers.ofTopic(topic);
     if (subscribers.length === 0) return 0;
     const now = Date.now();
@@ -96,6 +102,7 @@ export class QueueService {
       functionId: s.functionId,
       group: s.lane.settings.fifo ? groupOf(s.lane.settings.groupField, data) : null,
       dataJson,
+      sender: trace.sender ?? null,
       traceparent: trace.traceparent ?? null,
       baggage: trace.baggage ?? null,
       enqueuedAt: now,

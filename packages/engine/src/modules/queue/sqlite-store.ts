@@ -19,6 +19,8 @@ interface Row {
   function_id: string;
   grp: string | null;
   data: string;
+  /** '' for no sender; NULL only in rows written before the column existed (see toMessage). */
+  sender: string | null;
   traceparent: string | null;
   baggage: string | null;
   attempts: number;
@@ -38,6 +40,7 @@ CREATE TABLE IF NOT EXISTS queue_messages (
   function_id TEXT NOT NULL,
   grp TEXT,
   data TEXT NOT NULL,
+  sender TEXT,
   traceparent TEXT,
   baggage TEXT,
   attempts INTEGER NOT NULL DEFAULT 0,
@@ -63,7 +66,21 @@ CREATE TABLE IF NOT EXISTS queue_subscribers (
 );
 `;
 
+/**
+ * Rows stored before the `sender` column (sender NULL) carry the sender in their data, stamped there
+ * as `_caller_worker_id` by the engine of that time: it is moved out, so the data is delivered as it
+ * was sent and the delivery still acts for the same worker.
+ */
+function legacySender(row: Row): { data: string; sender: string | null } {
+  if (!row.data.includes('"_caller_worker_id"')) return { data: row.data, sender: null };
+  const value = JSON.parse(row.data) as unknown;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { data: row.data, sender: null };
+  const { _caller_worker_id: sender, ...rest } = value as Record<string, unknown>;
+  return { data: JSON.stringify(rest), sender: typeof sender === 'string' ? sender : null };
+}
+
 function toMessage(row: Row): StoredMessage {
+  const { data, sender } = row.sender === null ? legacySender(row) : { data: row.data, sender: row.sender || null };
   return {
     id: row.id,
     seq: row.seq,
@@ -72,7 +89,8 @@ function toMessage(row: Row): StoredMessage {
     kind: row.kind,
     functionId: row.function_id,
     group: row.grp,
-    dataJson: row.data,
+    dataJson: data,
+    sender,
     traceparent: row.traceparent,
     baggage: row.baggage,
     attempts: row.attempts,
@@ -100,12 +118,15 @@ export class SqliteQueueStore implements QueueStore {
     this.shared = acquire(file, 'full');
     this.db = this.shared.db;
     this.db.exec(SCHEMA);
+    // files made before the sender was kept beside the data: the column is added, old rows keep NULL
+    const columns = this.db.prepare('PRAGMA table_info(queue_messages)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'sender')) this.db.exec('ALTER TABLE queue_messages ADD COLUMN sender TEXT');
     this.seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM queue_messages').get() as { seq: number }).seq;
     const db = this.db;
     this.stmt = {
       insert: db.prepare(
-        `INSERT INTO queue_messages (id, seq, lane, name, kind, function_id, grp, data, traceparent, baggage, enqueued_at, ready_at)
-         VALUES (@id, @seq, @lane, @name, @kind, @functionId, @group, @dataJson, @traceparent, @baggage, @enqueuedAt, @readyAt)`,
+        `INSERT INTO queue_messages (id, seq, lane, name, kind, function_id, grp, data, sender, traceparent, baggage, enqueued_at, ready_at)
+         VALUES (@id, @seq, @lane, @name, @kind, @functionId, @group, @dataJson, @sender, @traceparent, @baggage, @enqueuedAt, @readyAt)`,
       ),
       scanLane: db.prepare('SELECT * FROM queue_messages WHERE lane = ? AND failed_at IS NULL ORDER BY seq'),
       pendingLanes: db.prepare(
@@ -147,7 +168,7 @@ export class SqliteQueueStore implements QueueStore {
     return this.write(() => {
       for (const m of messages) {
         try {
-          this.stmt.insert.run({ ...m, seq: ++this.seq });
+          this.stmt.insert.run({ ...m, sender: m.sender ?? '', seq: ++this.seq });
         } catch (err) {
           if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new DuplicateMessageError(m.id);
           throw err;

@@ -22,8 +22,13 @@ export interface StoredMessage {
   functionId: string;
   /** FIFO group key (JSON of the group field's value); null for standard lanes. */
   group: string | null;
-  /** The payload as JSON text: decoded only when delivered, never shared with a caller. */
+  /** The payload as JSON text, as it was sent: decoded only when delivered, never shared with a caller. */
   dataJson: string;
+  /**
+   * The worker that enqueued or published it (null: no worker, e.g. an HTTP call or cron). Kept
+   * beside the data, not in it: the delivery is made on its behalf, and built-ins are told it.
+   */
+  sender: string | null;
   traceparent: string | null;
   baggage: string | null;
   /** Failed deliveries so far. */
