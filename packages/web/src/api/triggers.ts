@@ -11,9 +11,14 @@ export const triggerKeys = {
   types: () => [...triggerKeys.all, 'types'] as const,
 };
 
-/** Bindings of engine-internal functions (`engine::…`) count as system triggers. */
-export function isSystemTrigger(t: Pick<TriggerRecord, 'function_id' | 'trigger_type'>): boolean {
-  return t.function_id.startsWith('engine::') || t.trigger_type.startsWith('engine::');
+/**
+ * Bindings of engine-internal functions (`engine::…`) count as system triggers, and so do HTTP
+ * routes under `_console/` (iii's console backend's API, issue 26 item 4), as the engine lists them.
+ */
+export function isSystemTrigger(t: Pick<TriggerRecord, 'function_id' | 'trigger_type'> & { config?: unknown }): boolean {
+  if (t.function_id.startsWith('engine::') || t.trigger_type.startsWith('engine::')) return true;
+  const path = t.trigger_type === 'http' ? (t.config as { api_path?: unknown } | null | undefined)?.api_path : undefined;
+  return typeof path === 'string' && /^\/*_console(\/|$)/.test(path);
 }
 
 /**

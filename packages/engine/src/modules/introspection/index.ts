@@ -190,9 +190,13 @@ export class Introspection {
     };
   }
 
-  /** Bindings of engine built-ins and of functions marked `internal: true` (the UI's own listeners). */
+  /**
+   * Bindings of engine built-ins and of functions marked `internal: true` (the UI's own listeners),
+   * and HTTP routes under `_console/` (iii's console backend serves its pages' API there).
+   */
   private isInternalBinding(binding: TriggerBinding): boolean {
     if (binding.functionId.startsWith('engine::')) return true;
+    if (binding.triggerType === 'http' && isConsoleRoute((binding.config as { api_path?: unknown } | null)?.api_path)) return true;
     const fn = this.core.functions.get(binding.functionId);
     return !!fn && isInternalFunction(fn);
   }
@@ -590,3 +594,8 @@ export function introspectionModule(): EngineModule<Config> {
 }
 
 export type { Core };
+
+/** iii's console backend's routes (`_console/…`, with or without a leading slash): internal, like its `engine::console::*` functions. */
+function isConsoleRoute(path: unknown): boolean {
+  return typeof path === 'string' && /^\/*_console(\/|$)/.test(path);
+}

@@ -62,22 +62,25 @@ function extraOf(span: StoredSpan): SpanExtra | null {
   return extra;
 }
 
-/** §4.3: internal spans are engine built-ins (`*.function.kind=internal` or `function_id` `engine::*`). */
+/**
+ * §4.3: internal spans are engine built-ins (`*.function.kind=internal` or `function_id` `engine::*`),
+ * and requests to iii's console backend's `_console/*` routes (issue 26 item 4: its polling).
+ */
 export function isInternalSpan(span: StoredSpan): boolean {
-  for (const [key, value] of span.attributes) {
-    if ((key === 'eng.function.kind' || key === 'iii.function.kind') && value === 'internal') return true;
-    if (key === 'function_id' && value.startsWith('engine::')) return true;
-  }
+  for (const [key, value] of span.attributes) if (isInternalAttribute(key, value)) return true;
   return false;
 }
 
+function isInternalAttribute(key: string, value: string): boolean {
+  if ((key === 'eng.function.kind' || key === 'iii.function.kind') && value === 'internal') return true;
+  if (key === 'function_id' && value.startsWith('engine::')) return true;
+  return key === 'http.route' && CONSOLE_ROUTE.test(value);
+}
+
+const CONSOLE_ROUTE = /^\/*_console(\/|$)/;
+
 function isInternalFlat(attrs: readonly string[]): boolean {
-  for (let i = 0; i < attrs.length; i += 2) {
-    const key = attrs[i] as string;
-    const value = attrs[i + 1] as string;
-    if ((key === 'eng.function.kind' || key === 'iii.function.kind') && value === 'internal') return true;
-    if (key === 'function_id' && value.startsWith('engine::')) return true;
-  }
+  for (let i = 0; i < attrs.length; i += 2) if (isInternalAttribute(attrs[i] as string, attrs[i + 1] as string)) return true;
   return false;
 }
 
