@@ -1,0 +1,118 @@
+import { mkdirSync } from 'node:fs';
+import { test as base, expect, type Page } from '@playwright/test';
+import { type EngineProcess, startEngine } from '../test/harness.ts';
+import { startConsoleBridge } from './fixtures/iii-console/bridge.ts';
+import { ensureIiiConsoleBuild } from './fixtures/iii-console/build.ts';
+import { type ConsoleServer, startConsoleServer } from './fixtures/iii-console/server.ts';
+import { ENGINE_MODULES_YAML, startWorker, type WorkerProcess } from './fixtures/stack.ts';
+import { ARTIFACTS } from './fixtures/test.ts';
+
+/**
+ * Issue 26: iii's own console, its frontend built from iii's source at iii/v0.22.1 and its
+ * backend's registrations (fixtures/iii-console: the `engine::console::*` functions and `_console/*`
+ * routes its Rust bridge registers, and its web server), runs on an eng engine configured like
+ * `npm start` with the orders demo worker: every page loads with no page error, no console error
+ * and no failed request.
+ */
+interface IiiStack {
+  engine: EngineProcess;
+  orders: WorkerProcess;
+  bridge: ReturnType<typeof startConsoleBridge>;
+  server: ConsoleServer;
+}
+
+const QUEUE_YAML = ENGINE_MODULES_YAML.replace(
+  '  - name: eng-queue\n',
+  '  - name: eng-queue\n    config:\n      queue_configs:\n        fulfilment: { max_retries: 0 }\n',
+);
+
+const test = base.extend<object, { iii: IiiStack }>({
+  iii: [
+    // biome-ignore lint/correctness/noEmptyPattern: Playwright fixture signature
+    async ({}, use) => {
+      const dist = ensureIiiConsoleBuild((l) => process.stdout.write(`[iii-console] ${l}\n`));
+      const engine = await startEngine({ workersYaml: QUEUE_YAML, env: { ENG_LOG_LEVEL: 'warn' } });
+      const orders = await startWorker('examples/orders/src/main.ts', { ENG_URL: engine.busUrl }, /orders demo worker connected/);
+      const bridge = startConsoleBridge(engine.busUrl);
+      const server = await startConsoleServer({ dist, enginePort: engine.ports.HTTP as number, wsPort: engine.ports.STREAMS as number });
+      // the routes are frames: wait until the last one answers
+      await expect
+        .poll(async () => (await fetch(`${server.url}/api/engine/_console/dlq`).catch(() => null))?.status, { timeout: 20_000 })
+        .toBe(200);
+      await use({ engine, orders, bridge, server });
+      await server.close();
+      await bridge.shutdown();
+      await orders.stop();
+      await engine.stop();
+    },
+    // a first run builds iii's frontend (pnpm install from the npm registry, vite build)
+    { scope: 'worker', timeout: 20 * 60_000 },
+  ],
+});
+test.describe.configure({ timeout: 180_000 });
+
+const SHOTS = `${ARTIFACTS}iii-console/`;
+
+/** Records what would count against a page: page errors, console errors, failed requests. */
+function watch(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+  });
+  page.on('requestfailed', (r) => {
+    // a poll cut short by leaving the page is not a failure
+    if (r.failure()?.errorText === 'net::ERR_ABORTED') return;
+    problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
+  });
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+  return problems;
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: `${SHOTS}${name}.png` });
+}
+
+const PAGES: Array<[string, string, RegExp]> = [
+  ['/', 'dashboard', /iii|Dashboard|Overview/i],
+  ['/workers', 'workers', /orders/],
+  ['/functions', 'functions', /orders::create/],
+  ['/triggers', 'triggers', /orders/],
+  ['/states', 'states', /orders|State/i],
+  ['/streams', 'streams', /Stream/i],
+  ['/queues', 'queues', /fulfilment|Queue/i],
+  ['/dead-letter', 'dead-letter', /Dead|DLQ/i],
+  ['/traces', 'traces', /Trace/i],
+  ['/logs', 'logs', /Log/i],
+  ['/config', 'config', /Config/i],
+  ['/flow', 'flow', /Flow|orders/i],
+];
+
+/** iii's index.html loads its fonts from Google's font CDN; tests run offline, so those answer empty. */
+async function offlineFonts(page: Page): Promise<void> {
+  await page.route(/^https:\/\/fonts\.(googleapis|gstatic)\.com\//, (route) =>
+    route.fulfill({ status: 200, contentType: route.request().url().includes('css') ? 'text/css' : 'font/woff2', body: '' }),
+  );
+}
+
+test('every page of iii 0.22.1 console loads on eng with no error and no failed request', async ({ page, iii }) => {
+  await offlineFonts(page);
+  const problems = watch(page);
+  // some traffic first: an order (a trace, a log, state, a durable publish)
+  await fetch(`http://127.0.0.1:${iii.engine.ports.HTTP}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ item: 'iii-console', quantity: 1 }),
+  });
+  for (const [path, name, text] of PAGES) {
+    await page.goto(`${iii.server.url}${path}`);
+    await expect(page.locator('body')).toContainText(text, { timeout: 20_000 });
+    await page.waitForLoadState('networkidle').catch(() => undefined);
+    await expect(page.getByText(/OFFLINE/)).toHaveCount(0);
+    await shot(page, name);
+    expect(problems, `${path}: ${problems.join('\n')}`).toEqual([]);
+  }
+});
