@@ -116,3 +116,47 @@ test('every page of iii 0.22.1 console loads on eng with no error and no failed 
     expect(problems, `${path}: ${problems.join('\n')}`).toEqual([]);
   }
 });
+
+test('Queues: publish from the page; Dead Letters: the list, redrive one, discard one', async ({ page, iii }) => {
+  await offlineFonts(page);
+  const problems = watch(page);
+  const dlq = async (): Promise<Array<{ id: string; payload: { id?: string } }>> => {
+    const res = await fetch(`${iii.server.url}/api/engine/_console/dlq/fulfilment/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ offset: 0, limit: 100 }),
+    });
+    return ((await res.json()) as { messages: Array<{ id: string; payload: { id?: string } }> }).messages;
+  };
+  const before = (await dlq()).length;
+
+  await page.goto(`${iii.server.url}/queues?topic=fulfilment&tab=overview`);
+  await page.getByRole('button', { name: 'Publish Message' }).click();
+  for (const [n, id] of ['iii-dlq-1', 'iii-dlq-2'].entries()) {
+    // an order that does not exist: fulfilment::ship fails it, and after its retries it is dead-lettered
+    await page.locator('textarea').fill(JSON.stringify({ id }));
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await expect.poll(async () => (await dlq()).length, { timeout: 60_000, intervals: [1000] }).toBe(before + n + 1);
+  }
+  await shot(page, 'queue-overview');
+
+  await page.goto(`${iii.server.url}/queues?topic=fulfilment&tab=dead-letters`);
+  await expect(page.getByRole('button', { name: 'Redrive All' })).toBeVisible({ timeout: 20_000 });
+  const dead = (await dlq()).filter((m) => m.payload?.id?.startsWith('iii-dlq-'));
+  expect(dead).toHaveLength(2);
+  await expect(page.getByText(dead[0]!.id)).toBeVisible();
+  await shot(page, 'dead-letters');
+
+  // redrive one (it fails again later: the order still does not exist)
+  await page.getByText(dead[0]!.id).click();
+  await page.getByRole('button', { name: 'Redrive', exact: true }).click();
+  await expect.poll(async () => (await dlq()).some((m) => m.id === dead[0]!.id), { timeout: 20_000 }).toBe(false);
+  // discard the other
+  await page.getByText(dead[1]!.id).click();
+  await page.getByRole('button', { name: 'Discard', exact: true }).click();
+  await page.getByRole('button', { name: 'Confirm Delete' }).click();
+  await expect.poll(async () => (await dlq()).some((m) => m.id === dead[1]!.id), { timeout: 20_000 }).toBe(false);
+  await expect(page.getByText(dead[1]!.id)).toHaveCount(0, { timeout: 20_000 });
+  await shot(page, 'dead-letters-after');
+  expect(problems, problems.join('\n')).toEqual([]);
+});
