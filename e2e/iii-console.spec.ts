@@ -160,3 +160,77 @@ test('Queues: publish from the page; Dead Letters: the list, redrive one, discar
   await shot(page, 'dead-letters-after');
   expect(problems, problems.join('\n')).toEqual([]);
 });
+
+test('Functions invoke, Triggers Send Request and Run Now, States add and delete, a trace opened', async ({ page, iii }) => {
+  await offlineFonts(page);
+  const problems = watch(page);
+  const api = `${iii.server.url}/api/engine/_console`;
+
+  // Functions: invoke one from its panel
+  await page.goto(`${iii.server.url}/functions`);
+  await page.getByText('state::list_groups', { exact: true }).click();
+  await page.locator('textarea').first().fill('{}');
+  await page.getByRole('button', { name: 'Invoke', exact: true }).click();
+  await expect(page.getByText('Success', { exact: true })).toBeVisible({ timeout: 20_000 });
+  await shot(page, 'functions-invoke');
+
+  // Triggers: Send Request on the HTTP trigger of orders::list, Run Now on the cron one
+  await page.goto(`${iii.server.url}/triggers`);
+  await page.getByText('orders::list').first().click();
+  await page.getByRole('button', { name: /Send Request/ }).click();
+  await expect(page.getByText(/200|Success/).first()).toBeVisible({ timeout: 20_000 });
+  await shot(page, 'triggers-send-request');
+  const summaries = async () => {
+    const res = await fetch(`${api}/states/group`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"scope":"reports"}',
+    });
+    return JSON.stringify(await res.json());
+  };
+  const before = await summaries();
+  await page.getByText('reports::hourly_summary').first().click();
+  await page.getByRole('button', { name: /Run Now/ }).click();
+  await expect.poll(summaries, { timeout: 20_000 }).not.toBe(before);
+  await shot(page, 'triggers-run-now');
+
+  // States: add an item to a group, then delete it
+  await fetch(`${api}/states/iii-console/item`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key: 'seed', value: { id: 'seed' } }),
+  });
+  const items = async () => {
+    const res = await fetch(`${api}/states/group`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"scope":"iii-console"}',
+    });
+    return ((await res.json()) as { items: Array<{ id?: string }> }).items.map((i) => i.id);
+  };
+  await page.goto(`${iii.server.url}/states`);
+  await page
+    .getByRole('button', { name: /iii-console/ })
+    .first()
+    .click();
+  await page.getByRole('button', { name: 'Add Item' }).click();
+  await page.getByPlaceholder('item-key').fill('note');
+  await page.getByPlaceholder('{"key": "value"}').fill(JSON.stringify({ id: 'note', text: 'from iii console' }));
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect.poll(items, { timeout: 20_000 }).toContain('note');
+  await expect(page.getByText('note', { exact: true }).first()).toBeVisible({ timeout: 20_000 });
+  await shot(page, 'states-added');
+  await page.getByRole('row', { name: /note/ }).getByTitle('Delete').click();
+  await expect.poll(items, { timeout: 20_000 }).not.toContain('note');
+  await shot(page, 'states-deleted');
+
+  // Traces: open one
+  await page.goto(`${iii.server.url}/traces`);
+  await page
+    .getByText(/orders::list|state::list_groups|reports::hourly_summary/)
+    .first()
+    .click();
+  await expect(page.getByText(/Span|span|Duration|duration/).first()).toBeVisible({ timeout: 20_000 });
+  await shot(page, 'trace-open');
+  expect(problems, problems.join('\n')).toEqual([]);
+});
