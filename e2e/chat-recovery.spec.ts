@@ -295,9 +295,8 @@ test.describe('the composer with a worktree badge', () => {
     await engineClient.call('configuration::delete', { id: 'worktree' }).catch(() => undefined);
   });
 
-  /** The composer's controls: each one a person can see and use. */
-  const controls = (page: Page) =>
-    page.getByTestId('composer-controls').locator(':scope > fieldset button, :scope > div > button, :scope > button');
+  /** The composer's controls (no attachment or menu open: every button is on its control row). */
+  const controls = (page: Page) => page.getByTestId('composer').getByRole('button');
 
   test('one row at 1440 px with Send beside the badge; nothing cut off at 390 px', async ({ page, consoleUrl, engineClient }) => {
     test.setTimeout(120_000);
@@ -327,6 +326,8 @@ test.describe('the composer with a worktree badge', () => {
       if (sidebar === 'closed') await page.getByRole('button', { name: 'Hide conversations' }).click();
       const send = await page.getByTestId('send-button').boundingBox();
       expect(send).not.toBeNull();
+      // modes ×3, model, working directory, Attach, Send
+      expect(await controls(page).count()).toBe(7);
       for (const control of await controls(page).all()) {
         const name = String((await control.getAttribute('data-testid')) ?? (await control.getAttribute('title')));
         const box = await control.boundingBox();
@@ -347,7 +348,7 @@ test.describe('the composer with a worktree badge', () => {
     await until(async () => ((await page.getByTestId('composer').boundingBox())?.width ?? 999) < 390);
     const composer = await page.getByTestId('composer').boundingBox();
     const all = await controls(page).all();
-    expect(all.length).toBeGreaterThanOrEqual(7);
+    expect(all).toHaveLength(7);
     for (const control of all) {
       const name = (await control.getAttribute('data-testid')) ?? (await control.getAttribute('title'));
       await expect(control, String(name)).toBeVisible();
