@@ -17,7 +17,7 @@ import {
   useStoreApi,
   type Viewport,
 } from '@xyflow/react';
-import { LayoutGrid, Maximize } from 'lucide-react';
+import { LayoutGrid, Maximize, Package } from 'lucide-react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useTheme } from '../../lib/theme.ts';
 import { Button } from '../ui/button.tsx';
@@ -44,7 +44,7 @@ const NODE_HANDLES = [
 /** dagre's layout is worth its cost up to this size; past it the linear layered layout is used (issue 19 §9). */
 export const DAGRE_MAX_NODES = 150;
 export const DAGRE_MAX_EDGES = 300;
-/** A big graph's first view fits it when that keeps labels readable, else shows its top-left corner at this zoom (a small one always fits). */
+/** A first view fits the graph when that keeps labels readable, else shows its top-left corner at this zoom (frameView). */
 export const MIN_FIT_ZOOM = 0.55;
 export const CORNER_ZOOM = 0.8;
 /** Past this many nodes the minimap (one element per node) costs more than it helps. */
@@ -52,35 +52,138 @@ export const MINIMAP_MAX_NODES = 400;
 /** Past this many nodes a graph is big: only the nodes on screen and the edges with an end near it are drawn. */
 export const EDGE_CULL_OVER_NODES = 150;
 
-/** A fresh left-to-right layout of the whole graph. */
-export function autoLayout(graph: FlowGraph): Positions {
-  return graph.nodes.length > DAGRE_MAX_NODES || graph.edges.length > DAGRE_MAX_EDGES
-    ? fastLayout(graph.nodes, graph.edges, NODE_SIZE, { nodesep: 22, ranksep: 64 })
+/** Nodes that have at least one edge. */
+function linkedIds(graph: FlowGraph): Set<string> {
+  const linked = new Set<string>();
+  for (const e of graph.edges) {
+    linked.add(e.source);
+    linked.add(e.target);
+  }
+  return linked;
+}
+
+/** A left-to-right layered layout of nodes with edges: dagre, or the linear layout for big graphs. */
+function layoutConnected(nodes: FlowGraph['nodes'], edges: FlowGraph['edges']): Positions {
+  if (nodes.length === 0) return new Map();
+  return nodes.length > DAGRE_MAX_NODES || edges.length > DAGRE_MAX_EDGES
+    ? fastLayout(nodes, edges, NODE_SIZE, { nodesep: 22, ranksep: 64 })
     : layoutGraph(
-        graph.nodes.map((n) => ({ id: n.id, ...NODE_SIZE })),
-        graph.edges,
+        nodes.map((n) => ({ id: n.id, ...NODE_SIZE })),
+        edges,
         { direction: 'LR', nodesep: 22, ranksep: 64 },
       );
 }
 
-/** Positions for every node: known ones stay, new ones are laid out below the pinned ones. */
-export function placeNodes(graph: FlowGraph, known: Positions): Positions {
-  const present = graph.nodes.filter((n) => known.has(n.id));
-  const missing = graph.nodes.filter((n) => !known.has(n.id));
-  const out: Positions = new Map(present.map((n) => [n.id, known.get(n.id) as { x: number; y: number }]));
-  if (missing.length === 0) return out;
-  const laid = autoLayout(graph);
-  let offsetY = 0;
-  if (present.length > 0) {
-    const bottom = Math.max(...present.map((n) => (out.get(n.id)?.y ?? 0) + NODE_SIZE.height));
-    const top = Math.min(...missing.map((n) => laid.get(n.id)?.y ?? 0));
-    offsetY = bottom + 60 - top;
+/** The grid of nodes without edges: gaps between cells, and the space between the graph and it. */
+export const GRID = { gapX: 24, gapY: 22, below: 72 };
+
+/**
+ * How many columns the grid of `count` unconnected nodes gets: at least as wide as the graph above
+ * it, and wide rather than tall (about 16:10), never a column (issue 25 item 8: sixty functions in
+ * one column made fit-view shrink everything to specks).
+ */
+export function gridColumns(count: number, graphWidth: number): number {
+  const cellW = NODE_SIZE.width + GRID.gapX;
+  const cellH = NODE_SIZE.height + GRID.gapY;
+  const byAspect = Math.ceil(Math.sqrt((1.6 * count * cellH) / cellW));
+  const byWidth = Math.floor((graphWidth + GRID.gapX) / cellW);
+  return Math.max(1, Math.min(count, Math.max(4, byAspect, byWidth)));
+}
+
+/**
+ * Nodes without edges (packs of functions without triggers, and their functions when open) in
+ * rows from `origin`, in the order given. A pack and the functions that follow it start a new row
+ * unless they fit in what is left of the current one.
+ */
+export function gridLayout(nodes: FlowGraph['nodes'], origin: { x: number; y: number }, columns: number): Positions {
+  const blocks: Array<FlowGraph['nodes']> = [];
+  for (const n of nodes) {
+    const last = blocks[blocks.length - 1];
+    const key = n.data.pack?.key ?? n.data.packKey;
+    const lastKey = last?.[0]?.data.pack?.key ?? last?.[0]?.data.packKey;
+    if (last && key !== undefined && key === lastKey && !n.data.pack) last.push(n);
+    else blocks.push([n]);
   }
-  for (const n of missing) {
-    const p = laid.get(n.id) ?? { x: 0, y: 0 };
-    out.set(n.id, { x: p.x, y: p.y + offsetY });
+  const out: Positions = new Map();
+  let row = 0;
+  let col = 0;
+  for (const block of blocks) {
+    if (col > 0 && block.length > columns - col) {
+      row++;
+      col = 0;
+    }
+    for (const n of block) {
+      out.set(n.id, {
+        x: origin.x + col * (NODE_SIZE.width + GRID.gapX),
+        y: origin.y + row * (NODE_SIZE.height + GRID.gapY),
+      });
+      col++;
+      if (col === columns) {
+        row++;
+        col = 0;
+      }
+    }
   }
   return out;
+}
+
+/** The grid of `isolated` below the box of the connected graph (or at the origin when there is none). */
+function gridBelow(isolated: FlowGraph['nodes'], box: { x: number; y: number; w: number; h: number } | undefined): Positions {
+  const origin = box ? { x: box.x, y: box.y + box.h + GRID.below } : { x: 16, y: 16 };
+  return gridLayout(isolated, origin, gridColumns(isolated.length, box?.w ?? 0));
+}
+
+/** A fresh layout of the whole graph: the connected part left to right, the nodes without edges in a grid below it. */
+export function autoLayout(graph: FlowGraph): Positions {
+  const linked = linkedIds(graph);
+  const out = layoutConnected(
+    graph.nodes.filter((n) => linked.has(n.id)),
+    graph.edges,
+  );
+  const isolated = graph.nodes.filter((n) => !linked.has(n.id));
+  if (isolated.length > 0) for (const [id, p] of gridBelow(isolated, boundsOf(out))) out.set(id, p);
+  return out;
+}
+
+/**
+ * Positions for every node. `pinned` are the ones to keep (and save): the connected nodes (known
+ * ones stay, new ones are laid out below them) and nodes without edges that were dragged. The
+ * other nodes without edges are placed in the grid below the connected graph each time, so opening
+ * a pack or showing every unconnected function lays them out next to their pack, not under a
+ * stale position.
+ */
+export function placeNodes(graph: FlowGraph, known: Positions): { placed: Positions; pinned: Positions } {
+  const linked = linkedIds(graph);
+  const connected = graph.nodes.filter((n) => linked.has(n.id));
+  const present = connected.filter((n) => known.has(n.id));
+  const missing = connected.filter((n) => !known.has(n.id));
+  const pinned: Positions = new Map(present.map((n) => [n.id, known.get(n.id) as { x: number; y: number }]));
+  if (missing.length > 0) {
+    const laid = layoutConnected(connected, graph.edges);
+    let offsetY = 0;
+    if (present.length > 0) {
+      const bottom = Math.max(...present.map((n) => (pinned.get(n.id)?.y ?? 0) + NODE_SIZE.height));
+      const top = Math.min(...missing.map((n) => laid.get(n.id)?.y ?? 0));
+      offsetY = bottom + 60 - top;
+    }
+    for (const n of missing) {
+      const p = laid.get(n.id) ?? { x: 0, y: 0 };
+      pinned.set(n.id, { x: p.x, y: p.y + offsetY });
+    }
+  }
+  const free: FlowGraph['nodes'] = [];
+  for (const n of graph.nodes) {
+    if (linked.has(n.id)) continue;
+    const p = known.get(n.id);
+    if (p) pinned.set(n.id, p);
+    else free.push(n);
+  }
+  const placed: Positions = new Map(pinned);
+  if (free.length > 0) {
+    const box = boundsOf(new Map(connected.map((n) => [n.id, pinned.get(n.id) as { x: number; y: number }])));
+    for (const [id, p] of gridBelow(free, box)) placed.set(id, p);
+  }
+  return { placed, pinned };
 }
 
 /** The box around every node (top-left corners plus the node size). */
@@ -98,6 +201,50 @@ function boundsOf(positions: Positions): { x: number; y: number; w: number; h: n
   return Number.isFinite(x0) ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : undefined;
 }
 
+/** Room kept free around a framed graph: the legend and the buttons sit in a strip along the top, the zoom controls bottom left. */
+export const FRAME_MARGIN = { top: 56, right: 24, bottom: 24, left: 56 };
+
+/**
+ * The first view of a graph (issue 25 item 8): all of it when that keeps it readable (zoom ≥
+ * MIN_FIT_ZOOM), else the `focus` nodes (the connected graph on arrival, the packs a person opened)
+ * framed the same way, else the top-left corner of the focus (or of the graph) at CORNER_ZOOM; the
+ * minimap and the wheel reach the rest.
+ */
+export function frameView(
+  box: { x: number; y: number; w: number; h: number },
+  size: { width: number; height: number },
+  focus?: { x: number; y: number; w: number; h: number },
+  corner?: { x: number; y: number },
+): Viewport {
+  const w = size.width - FRAME_MARGIN.left - FRAME_MARGIN.right;
+  const h = size.height - FRAME_MARGIN.top - FRAME_MARGIN.bottom;
+  const fitOf = (b: { w: number; h: number }) => Math.min(1.1, w / b.w, h / b.h);
+  // the whole graph is centred; a part of it sits at the top, what follows it showing below
+  const place = (b: { x: number; y: number; w: number; h: number }, zoom: number, top: boolean): Viewport => ({
+    x: FRAME_MARGIN.left + (w - b.w * zoom) / 2 - b.x * zoom,
+    y: FRAME_MARGIN.top + (top ? 0 : (h - b.h * zoom) / 2) - b.y * zoom,
+    zoom,
+  });
+  if (fitOf(box) >= MIN_FIT_ZOOM) return place(box, fitOf(box), false);
+  const target = focus ?? box;
+  const zoom = fitOf(target);
+  if (zoom >= MIN_FIT_ZOOM) return place(target, zoom, true);
+  const at = corner ?? target;
+  return { x: FRAME_MARGIN.left - at.x * CORNER_ZOOM, y: FRAME_MARGIN.top - at.y * CORNER_ZOOM, zoom: CORNER_ZOOM };
+}
+
+/**
+ * Where reading starts: the top node of the leftmost column (a left-to-right graph's sources),
+ * not the corner of the bounding box, which is often empty.
+ */
+export function cornerOf(positions: Positions): { x: number; y: number } | undefined {
+  let x0 = Number.POSITIVE_INFINITY;
+  for (const p of positions.values()) x0 = Math.min(x0, p.x);
+  let y0 = Number.POSITIVE_INFINITY;
+  for (const p of positions.values()) if (p.x < x0 + NODE_SIZE.width / 2) y0 = Math.min(y0, p.y);
+  return Number.isFinite(y0) ? { x: x0, y: y0 } : undefined;
+}
+
 function cssVar(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 }
@@ -108,6 +255,8 @@ export default function FlowCanvas(props: {
   filtered: boolean;
   /** Changes when the filter does: the view is framed again (live updates of the same view keep it). */
   viewKey: string;
+  /** Nodes to frame when the whole graph is too big to read at once (the packs just opened). */
+  focus?: readonly string[];
   saved: Record<string, { x: number; y: number }> | null;
   /** Bumped by "Auto-organize": forget every position and lay out afresh. */
   layoutEpoch: number;
@@ -126,6 +275,7 @@ function Canvas({
   graph,
   filtered,
   viewKey,
+  focus,
   saved,
   layoutEpoch,
   onLayoutChange,
@@ -135,6 +285,7 @@ function Canvas({
   graph: FlowGraph;
   filtered: boolean;
   viewKey: string;
+  focus?: readonly string[];
   saved: Record<string, { x: number; y: number }> | null;
   layoutEpoch: number;
   onLayoutChange: (positions: Record<string, { x: number; y: number }>) => void;
@@ -150,9 +301,11 @@ function Canvas({
   /** The viewport as of the last frame (big graphs cull their edges against it). */
   const [view, setView] = useState<Viewport | undefined>(undefined);
 
-  // the first view, and a new one after Auto-organize or a change of filter: all of it when it is
-  // small enough to read, else its top-left corner at a readable zoom (the minimap shows the rest)
+  // the first view, and a new one after Auto-organize, a change of filter or a pack opened: all of
+  // it when it is small enough to read, else what was opened, else its top-left corner at a
+  // readable zoom (frameView; the minimap shows the rest)
   const framed = useRef<string | undefined>(undefined);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the focus is read when the view key changes
   useEffect(() => {
     let relayout = false;
     if (epoch.current !== layoutEpoch) {
@@ -163,8 +316,9 @@ function Canvas({
     let placed: Positions;
     if (filtered) placed = autoLayout(graph);
     else {
-      positions.current = placeNodes(graph, positions.current);
-      placed = positions.current;
+      const next = placeNodes(graph, positions.current);
+      positions.current = next.pinned;
+      placed = next.placed;
     }
     setNodes((prev) => {
       const selected = new Set(prev.filter((n) => n.selected).map((n) => n.id));
@@ -186,10 +340,15 @@ function Canvas({
       framed.current = viewKey;
       const { width, height } = store.getState();
       const box = boundsOf(placed);
-      const fitZoom = width > 0 && box ? Math.min(width / (box.w * 1.3), height / (box.h * 1.3)) : 0;
-      if (graph.nodes.length <= EDGE_CULL_OVER_NODES || fitZoom >= MIN_FIT_ZOOM || !box)
-        void flow.fitView({ padding: 0.15, maxZoom: 1.1, duration: relayout ? 300 : 0 });
-      else void flow.setViewport({ x: 24 - box.x * CORNER_ZOOM, y: 24 - box.y * CORNER_ZOOM, zoom: CORNER_ZOOM });
+      const focused = focus?.length
+        ? new Map(focus.flatMap((id) => (placed.has(id) ? [[id, placed.get(id) as { x: number; y: number }]] : [])))
+        : undefined;
+      const focusBox = focused ? boundsOf(focused) : undefined;
+      if (box && width > 0 && height > 0)
+        void flow.setViewport(frameView(box, { width, height }, focusBox, cornerOf(focusBox ? (focused as Positions) : placed)), {
+          duration: relayout ? 300 : 0,
+        });
+      else void flow.fitView({ padding: 0.15, maxZoom: 1.1 });
       requestAnimationFrame(() => setView(flow.getViewport()));
     }
   }, [graph, filtered, viewKey, layoutEpoch, flow, store]);
@@ -240,6 +399,17 @@ function Canvas({
     return edges.filter((e) => onScreen.has(e.source) || onScreen.has(e.target));
   }, [edges, nodes, view, store]);
 
+  // the minimap helps only when part of the graph is off screen
+  const offscreen = useMemo(() => {
+    if (!view) return false;
+    const { width, height } = store.getState();
+    const box = boundsOf(new Map(nodes.map((n) => [n.id, n.position])));
+    if (!box) return false;
+    const x = box.x * view.zoom + view.x;
+    const y = box.y * view.zoom + view.y;
+    return x < 0 || y < 0 || x + box.w * view.zoom > width || y + box.h * view.zoom > height;
+  }, [nodes, view, store]);
+
   // theme-dependent colours for the minimap, which paints with SVG attributes (no CSS variables)
   // biome-ignore lint/correctness/useExhaustiveDependencies: recomputed when the theme flips
   const mini = useMemo(() => ({ mask: cssVar('--c-surface-3'), bg: cssVar('--c-surface'), stroke: cssVar('--c-line-strong') }), [theme]);
@@ -273,7 +443,7 @@ function Canvas({
     >
       <Background variant={BackgroundVariant.Dots} gap={18} size={1} color="var(--c-line-strong)" />
       <Controls showInteractive={false} />
-      {graph.nodes.length > MINIMAP_MAX_NODES ? null : (
+      {graph.nodes.length > MINIMAP_MAX_NODES || !offscreen ? null : (
         <MiniMap
           className="max-sm:hidden"
           pannable
@@ -292,7 +462,7 @@ function Canvas({
           Auto-organize
         </Button>
       </Panel>
-      <Panel position="top-left" className="max-sm:hidden">
+      <Panel position="top-left" className="max-w-[calc(100%-290px)] max-md:hidden">
         <Legend />
       </Panel>
     </ReactFlow>
@@ -302,32 +472,35 @@ function Canvas({
 function Legend() {
   const kinds = ['http', 'cron', 'event', 'function', 'state', 'queue'] as const;
   return (
-    <div className="rounded-lg border border-line bg-surface/95 px-2.5 py-2 text-[11px] text-muted shadow-card" data-testid="flow-legend">
-      <div className="grid grid-cols-2 gap-x-3 gap-y-1">
-        {kinds.map((k) => {
-          const v = KIND_VISUAL[k];
-          const Icon = v.icon;
-          return (
-            <span key={k} className="inline-flex items-center gap-1.5">
-              <Icon size={12} style={{ color: v.color }} /> {v.caption}
-            </span>
-          );
-        })}
-      </div>
-      <div className="mt-1.5 flex flex-col gap-0.5 border-t border-line pt-1.5">
-        <span className="inline-flex items-center gap-1.5">
-          <svg width="22" height="6" aria-hidden="true">
-            <line x1="0" y1="3" x2="22" y2="3" stroke="var(--c-accent)" strokeWidth="1.6" />
-          </svg>
-          declared in <code className="font-mono">metadata.uses</code>
-        </span>
-        <span className="inline-flex items-center gap-1.5">
-          <svg width="22" height="6" aria-hidden="true">
-            <line x1="0" y1="3" x2="22" y2="3" stroke="var(--c-muted)" strokeWidth="1.6" strokeDasharray="5 4" />
-          </svg>
-          seen in traces
-        </span>
-      </div>
+    <div
+      className="flex min-w-0 flex-wrap items-center gap-x-3 gap-y-1 rounded-lg border border-line bg-surface/95 px-2.5 py-1.5 text-[11px] text-muted shadow-card"
+      data-testid="flow-legend"
+    >
+      {kinds.map((k) => {
+        const v = KIND_VISUAL[k];
+        const Icon = v.icon;
+        return (
+          <span key={k} className="inline-flex items-center gap-1.5 whitespace-nowrap">
+            <Icon size={12} style={{ color: v.color }} /> {v.caption.replace(/ trigger$/, '')}
+          </span>
+        );
+      })}
+      <span className="inline-flex items-center gap-1.5 whitespace-nowrap">
+        <Package size={12} className="text-muted" /> no trigger
+      </span>
+      <span className="h-3 w-px bg-line" aria-hidden="true" />
+      <span className="inline-flex items-center gap-1.5 whitespace-nowrap">
+        <svg width="22" height="6" aria-hidden="true">
+          <line x1="0" y1="3" x2="22" y2="3" stroke="var(--c-accent)" strokeWidth="1.6" />
+        </svg>
+        declared in <code className="font-mono">metadata.uses</code>
+      </span>
+      <span className="inline-flex items-center gap-1.5 whitespace-nowrap">
+        <svg width="22" height="6" aria-hidden="true">
+          <line x1="0" y1="3" x2="22" y2="3" stroke="var(--c-muted)" strokeWidth="1.6" strokeDasharray="5 4" />
+        </svg>
+        seen in traces
+      </span>
     </div>
   );
 }

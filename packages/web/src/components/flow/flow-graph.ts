@@ -32,6 +32,19 @@ export interface FlowNodeData extends Record<string, unknown> {
   unnamed?: boolean;
   /** A group standing for many nodes in the overview of a large graph (collapseFlowGraph): clicking it focuses on them. */
   group?: { query: string; kind?: FlowKind; count: number };
+  /** A pack of functions without triggers (packUnconnected): clicking it opens or closes it. */
+  pack?: FlowPack;
+  /** The pack an unconnected function belongs to, when it is shown. */
+  packKey?: string;
+}
+
+/** Functions with no trigger and no known relation, packed by worker (issue 25 item 8). */
+export interface FlowPack {
+  /** The worker that registered them (their namespace when the record names no worker). */
+  key: string;
+  count: number;
+  /** Its functions are shown after it. */
+  expanded: boolean;
 }
 
 export type FlowEdgeKind = 'trigger' | 'uses' | 'observed';
@@ -174,10 +187,13 @@ export function buildFlowGraph(input: {
       edge(store('state', typeof scope === 'string' ? scope : undefined), target, 'trigger', 'on change');
     } else {
       const id = `trigger:${t.id}`;
+      const summary = summarise(t.trigger_type, t.config, t.config_summary);
+      // a trigger with nothing to configure (router::ready) is named by its type, not "—"
+      const bare = !summary || summary === '—';
       nodes.set(id, {
         kind: 'trigger',
-        label: summarise(t.trigger_type, t.config, t.config_summary),
-        sub: `${t.trigger_type} trigger`,
+        label: bare ? t.trigger_type : summary,
+        sub: bare ? 'trigger' : `${t.trigger_type} trigger`,
         trigger: t,
         functionId: t.function_id,
       });
@@ -314,4 +330,131 @@ export function collapseFlowGraph(graph: FlowGraph): FlowGraph {
     }
   }
   return { nodes: [...nodes].map(([id, data]) => ({ id, data })), edges: [...edges.values()] };
+}
+
+/** Node id of the pack of the functions without triggers of one worker. */
+export const packNodeId = (key: string) => `unconnected:${key}`;
+
+/** The pack a function without edges goes to: its worker, else its namespace. */
+export function packKeyOf(d: FlowNodeData): string {
+  return d.fn?.worker_name || (d.functionId ? namespaceOf(d.functionId) : d.label);
+}
+
+export interface UnconnectedSummary {
+  /** Functions with no edge at all: no trigger, nothing declared in metadata.uses, nothing seen in traces. */
+  functions: number;
+  /** Packs drawn (workers with more than one such function). */
+  packs: number;
+  /** Functions in packs, open or not: what "Show unconnected" reveals. */
+  packed: number;
+  /** Functions currently hidden inside closed packs. */
+  hidden: number;
+  /** Functions that have an edge (the connected graph's functions). */
+  connectedFunctions: number;
+}
+
+/**
+ * The Flow page's default view (issue 25 item 8): the connected graph as it is, and the functions
+ * nothing triggers and nothing relates (a chat stack registers dozens) packed by worker: one node
+ * "session · 20 functions without triggers" instead of twenty in a column that fit-view shrinks
+ * to specks. A worker with a single such function shows the function itself (a pack of one hides
+ * nothing). A pack is open, its functions following it, when `reveal.all` is set, when its key is
+ * in `reveal.open`, or when one of its functions is in `reveal.nodes` (a selected node, a link).
+ * Packs come after the connected nodes, sorted by key, each followed by its functions when open.
+ */
+export function packUnconnected(
+  graph: FlowGraph,
+  reveal: { all?: boolean; open?: readonly string[]; nodes?: readonly (string | undefined)[] } = {},
+): FlowGraph & { unconnected: UnconnectedSummary } {
+  const linked = new Set<string>();
+  for (const e of graph.edges) {
+    linked.add(e.source);
+    linked.add(e.target);
+  }
+  const connected: FlowGraph['nodes'] = [];
+  const byKey = new Map<string, FlowGraph['nodes']>();
+  let connectedFunctions = 0;
+  for (const n of graph.nodes) {
+    if (n.data.kind === 'function' && n.data.functionId && !linked.has(n.id)) {
+      const key = packKeyOf(n.data);
+      const members = byKey.get(key) ?? [];
+      members.push(n);
+      byKey.set(key, members);
+      continue;
+    }
+    if (n.data.kind === 'function' && n.data.functionId) connectedFunctions++;
+    connected.push(n);
+  }
+  const open = new Set(reveal.open ?? []);
+  const wanted = new Set(reveal.nodes?.filter((id): id is string => !!id) ?? []);
+  const nodes = [...connected];
+  let functions = 0;
+  let packs = 0;
+  let packed = 0;
+  let hidden = 0;
+  for (const key of [...byKey.keys()].sort((a, b) => a.localeCompare(b))) {
+    const members = (byKey.get(key) as FlowGraph['nodes']).sort((a, b) => a.id.localeCompare(b.id));
+    functions += members.length;
+    const member = (n: FlowGraph['nodes'][number]) => ({ id: n.id, data: { ...n.data, packKey: key } });
+    if (members.length === 1) {
+      nodes.push(member(members[0] as FlowGraph['nodes'][number]));
+      continue;
+    }
+    packs++;
+    packed += members.length;
+    const expanded = !!reveal.all || open.has(key) || members.some((n) => wanted.has(n.id));
+    const count = members.length;
+    nodes.push({
+      id: packNodeId(key),
+      data: {
+        kind: 'function',
+        label: key,
+        sub: `${count} functions · no trigger`,
+        pack: { key, count, expanded },
+      },
+    });
+    if (expanded) nodes.push(...members.map(member));
+    else hidden += count;
+  }
+  return { nodes, edges: graph.edges, unconnected: { functions, packs, packed, hidden, connectedFunctions } };
+}
+
+/** What the Flow page draws for a graph and the view's settings (URL and preference). */
+export interface FlowViewOptions {
+  /** Search text (`?q=`). */
+  query?: string;
+  /** Kind chips (`?kinds=`). */
+  kinds?: readonly FlowKind[];
+  /** "Show unconnected": every pack open. */
+  showUnconnected?: boolean;
+  /** Packs opened one by one (`?open=`). */
+  open?: readonly string[];
+  /** The selected node (`?node=`): its pack opens. */
+  node?: string;
+}
+
+export interface FlowView extends FlowGraph {
+  mode: 'filtered' | 'overview' | 'packed';
+  /** Nodes that match the search or kinds (filtered), else the number of nodes shown. */
+  matches: number;
+  /** The functions without triggers of the whole graph (the counts do not depend on the filter). */
+  unconnected: UnconnectedSummary;
+}
+
+/**
+ * The Flow page's view (issue 25 item 8): a search or kind filter narrows the whole graph, packed
+ * functions included (a search for a packed function shows it); otherwise the connected graph
+ * with the functions without triggers packed by worker, and past COLLAPSE_OVER_NODES the
+ * namespace overview of that.
+ */
+export function flowView(graph: FlowGraph, options: FlowViewOptions): FlowView {
+  const packed = packUnconnected(graph, { all: options.showUnconnected, open: options.open, nodes: [options.node] });
+  const filtered = !!options.query?.trim() || (options.kinds?.length ?? 0) > 0;
+  if (filtered) {
+    return { ...filterFlowGraph(graph, { query: options.query, kinds: options.kinds }), mode: 'filtered', unconnected: packed.unconnected };
+  }
+  if (packed.nodes.length > COLLAPSE_OVER_NODES) {
+    return { ...collapseFlowGraph(packed), mode: 'overview', matches: 0, unconnected: packed.unconnected };
+  }
+  return { ...packed, mode: 'packed', matches: packed.nodes.length };
 }

@@ -16,7 +16,7 @@ import { Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
 import { Spinner } from '../ui/spinner.tsx';
 import { FlowDetail } from './flow-detail.tsx';
-import { buildFlowGraph, COLLAPSE_OVER_NODES, collapseFlowGraph, filterFlowGraph, observedUses } from './flow-graph.ts';
+import { buildFlowGraph, type FlowPack, flowView, observedUses } from './flow-graph.ts';
 import { KIND_VISUAL } from './flow-node-visual.ts';
 
 const canvasChunk = () => import('./flow-canvas.tsx');
@@ -24,6 +24,32 @@ const FlowCanvas = lazy(canvasChunk);
 
 /** How long after the last drag the layout is written (and flushed when leaving the page). */
 const SAVE_DELAY_MS = 300;
+
+/** Where the "Show unconnected" choice is kept (a preference: a later visit from the navigation keeps it). */
+export const UNCONNECTED_PREF = 'eng-flow-unconnected';
+
+function readShowUnconnected(): boolean {
+  try {
+    return localStorage.getItem(UNCONNECTED_PREF) === 'shown';
+  } catch {
+    return false;
+  }
+}
+
+/** "Show unconnected", remembered in local storage. */
+function useShowUnconnected(): [boolean, (value: boolean) => void] {
+  const [value, setValue] = useState(readShowUnconnected);
+  const set = useCallback((next: boolean) => {
+    setValue(next);
+    try {
+      if (next) localStorage.setItem(UNCONNECTED_PREF, 'shown');
+      else localStorage.removeItem(UNCONNECTED_PREF);
+    } catch {
+      // private mode: the choice lasts for this page only
+    }
+  }, []);
+  return [value, set];
+}
 
 /** Seed 2.8 Flow: only with `--enable-flow` / `ENG_ENABLE_FLOW` (the nav entry is hidden otherwise). */
 export function FlowPage() {
@@ -88,16 +114,61 @@ function FlowView() {
       }),
     [functions.data, triggers.data, observed, showSystem],
   );
-  // issue 19 §9: search and kind chips narrow a big graph to what matches and its neighbours
+  // issue 25 item 8: the functions nothing triggers or relates are packed by worker unless shown;
+  // a pack opens by a click (`open`), and a node asked for (`node`) opens its pack
+  const [showUnconnected, setShowUnconnected] = useShowUnconnected();
+  const openKey = (search.open ?? []).join(',');
+  // issue 19 §9: search and kind chips narrow a big graph to what matches and its neighbours (all
+  // of it: a search finds packed functions too); a large graph opens on its overview, one node per
+  // namespace of functions, groups of routes and schedules
   const kindsKey = (search.kinds ?? []).join(',');
-  const filtered = !!search.q || kindsKey !== '';
-  // a large graph opens on its overview: one node per namespace of functions, groups of routes and schedules
-  const overview = !filtered && graph.nodes.length > COLLAPSE_OVER_NODES;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the kinds change when their joined form does
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the kinds and opened packs change when their joined forms do
   const shown = useMemo(
-    () => (overview ? { ...collapseFlowGraph(graph), matches: 0 } : filterFlowGraph(graph, { query: search.q, kinds: search.kinds })),
-    [graph, overview, search.q, kindsKey],
+    () =>
+      flowView(graph, {
+        query: search.q,
+        kinds: search.kinds,
+        showUnconnected,
+        open: search.open,
+        node: search.node,
+      }),
+    [graph, search.q, kindsKey, showUnconnected, openKey, search.node],
   );
+  const { unconnected } = shown;
+  const filtered = shown.mode === 'filtered';
+  const overview = shown.mode === 'overview';
+  // what the view frames when the whole graph is too big to read at once: the connected graph on
+  // arrival, the open packs once the person opened one (or all)
+  const [packsTouched, setPacksTouched] = useState(false);
+  const openPacks = useMemo(() => shown.nodes.filter((n) => n.data.pack?.expanded).map((n) => n.data.pack?.key as string), [shown]);
+  const focus = useMemo(() => {
+    if (!packsTouched) return shown.nodes.filter((n) => !n.data.pack && !n.data.packKey).map((n) => n.id);
+    const keys = new Set(openPacks);
+    return shown.nodes.filter((n) => keys.has(n.data.pack?.key ?? n.data.packKey ?? '\u0000')).map((n) => n.id);
+  }, [shown, openPacks, packsTouched]);
+  const togglePack = (pack: FlowPack) => {
+    setPacksTouched(true);
+    const all = shown.nodes.flatMap((n) => (n.data.pack ? [n.data.pack.key] : []));
+    let open: string[];
+    if (!pack.expanded) open = [...(search.open ?? []), pack.key];
+    else if (showUnconnected) {
+      // every pack was shown: this one closes, the others stay open
+      setShowUnconnected(false);
+      open = all.filter((k) => k !== pack.key);
+    } else open = (search.open ?? []).filter((k) => k !== pack.key);
+    const member = shown.nodes.find((n) => n.id === search.node)?.data.packKey === pack.key;
+    void navigate({
+      to: '/flow',
+      search: (prev) => ({ ...prev, open: open.length ? open : undefined, node: pack.expanded && member ? undefined : prev.node }),
+      replace: true,
+    });
+  };
+  const setShowAll = (value: boolean) => {
+    setPacksTouched(true);
+    setShowUnconnected(value);
+    // one switch for all of them: packs opened one by one are forgotten
+    if (search.open) void navigate({ to: '/flow', search: (prev) => ({ ...prev, open: undefined }), replace: true });
+  };
   const toggleKind = (kind: FlowKind) => {
     const next = new Set(search.kinds ?? []);
     if (next.has(kind)) next.delete(kind);
@@ -132,7 +203,9 @@ function FlowView() {
   );
 
   const select = (node: string | undefined) => {
-    const group = node ? shown.nodes.find((n) => n.id === node)?.data.group : undefined;
+    const data = node ? shown.nodes.find((n) => n.id === node)?.data : undefined;
+    if (data?.pack) return togglePack(data.pack);
+    const group = data?.group;
     // a group of the overview opens what it stands for
     if (group)
       void navigate({
@@ -150,7 +223,11 @@ function FlowView() {
       <PageHeader
         title="Flow"
         badge={<Badge tone="violet">beta</Badge>}
-        description="Triggers → functions → state stores and queues. Drag nodes to arrange them; the layout is saved in the engine's state store."
+        description={
+          <span className="max-sm:hidden">
+            Triggers → functions → state stores and queues. Drag nodes to arrange them; the layout is saved in the engine's state store.
+          </span>
+        }
         actions={
           <>
             <span className="text-xs text-muted" data-testid="flow-layout-status">
@@ -162,12 +239,23 @@ function FlowView() {
                     ? `Layout saved ${formatTime(savedAt)}`
                     : 'Automatic layout'}
             </span>
-            <Toggle
-              checked={showSystem}
-              onChange={(v) => void navigate({ to: '/flow', search: (prev) => ({ ...prev, system: v || undefined }), replace: true })}
-              label="System"
-              title="Show engine-internal functions and triggers"
-            />
+            <span className="mx-1 h-4 w-px bg-line max-sm:hidden" aria-hidden="true" />
+            <div className="flex flex-wrap items-center gap-x-4 gap-y-2">
+              {unconnected.packed > 0 ? (
+                <Toggle
+                  checked={showUnconnected}
+                  onChange={setShowAll}
+                  label={`Show unconnected (${unconnected.packed})`}
+                  title="Show the functions that no trigger calls and no known relation links, instead of packing them by worker"
+                />
+              ) : null}
+              <Toggle
+                checked={showSystem}
+                onChange={(v) => void navigate({ to: '/flow', search: (prev) => ({ ...prev, system: v || undefined }), replace: true })}
+                label="System"
+                title="Show engine-internal functions and triggers"
+              />
+            </div>
           </>
         }
       >
@@ -205,14 +293,29 @@ function FlowView() {
         <span className="text-xs text-muted" data-testid="flow-counts">
           {filtered
             ? `${pluralize(shown.matches, 'match', 'matches')} · showing ${formatCount(shown.nodes.length)} of ${pluralize(graph.nodes.length, 'node')}`
-            : `${pluralize(graph.nodes.length, 'node')} · ${pluralize(graph.edges.length, 'edge')}`}
+            : graph.nodes.length > unconnected.functions
+              ? `${pluralize(graph.nodes.length - unconnected.functions, 'node')} · ${pluralize(graph.edges.length, 'edge')}`
+              : 'No triggers yet'}
           {observed.length > 0 ? ` · ${pluralize(observed.length, 'relation')} seen in recent traces` : ''}
+          {!filtered && unconnected.packed > 0
+            ? showUnconnected
+              ? ` · ${pluralize(unconnected.packed, 'function')} without triggers, shown below the graph`
+              : ` · ${pluralize(unconnected.packed, 'function')} without triggers, packed by worker: click a pack to open it`
+            : ''}
           {overview ? ` · a large graph, shown by namespace: click a group, search or pick a kind to see its nodes` : ''}
         </span>
       </PageHeader>
       {error ? <ErrorNote className="m-4" title="Could not read functions or triggers" error={error} /> : null}
       <div className="flex min-h-0 flex-1">
-        <div className="min-w-0 flex-1">
+        <div className="relative min-w-0 flex-1">
+          {ready && !filtered && unconnected.functions > 0 && unconnected.connectedFunctions === 0 ? (
+            <div className="pointer-events-none absolute inset-x-0 bottom-4 z-10 flex justify-center px-14" data-testid="flow-empty-note">
+              <p className="max-w-md rounded-lg border border-line bg-surface/95 px-3 py-2 text-center text-[12.5px] text-muted shadow-card">
+                <span className="font-medium text-fg">No function has a trigger yet.</span> A function joins the graph once an HTTP route, a
+                schedule, an event, a queue or a state change calls it; until then they are packed by worker.
+              </p>
+            </div>
+          ) : null}
           {!ready ? (
             <div className="flex h-full items-center justify-center gap-2 text-sm text-muted">
               <Spinner /> Loading the graph…
@@ -239,7 +342,8 @@ function FlowView() {
               <FlowCanvas
                 graph={shown}
                 filtered={filtered || overview}
-                viewKey={filtered ? `${search.q ?? ''}|${kindsKey}` : overview ? 'overview' : 'all'}
+                viewKey={filtered ? `${search.q ?? ''}|${kindsKey}` : overview ? 'overview' : `all|${openPacks.join(',')}`}
+                focus={focus}
                 saved={layout.data?.positions ?? null}
                 layoutEpoch={epoch}
                 onLayoutChange={onLayoutChange}
