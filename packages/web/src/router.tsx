@@ -1,6 +1,6 @@
 import { createHashHistory, createRouter } from '@tanstack/react-router';
 import { queryClient } from './api/query-client.ts';
-import { chatRoute } from './routes/chat.tsx';
+import { chatRouteTree } from './routes/chat.tsx';
 import { configRoute } from './routes/config.tsx';
 import { dashboardRoute } from './routes/dashboard.tsx';
 import { flowRoute } from './routes/flow.tsx';
@@ -33,7 +33,7 @@ const routeTree = rootRoute.addChildren([
   logsRoute,
   flowRoute,
   configRoute,
-  chatRoute,
+  chatRouteTree,
   worktreesRoute,
 ]);
 

@@ -1,8 +1,8 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useSyncExternalStore } from 'react';
 import { applyEntry, EMPTY_TRANSCRIPT, type Entry, entriesOf, mergeSnapshot, type Transcript } from '../lib/chat/transcript.ts';
 import { type ChatEvent, onChatEvent, watchSession } from './chat-live.ts';
 import type { SessionMeta, SessionStatus } from './chat-sessions.ts';
-import { callEngine, onEngineOpen } from './client.ts';
+import { callEngine, connectionState, onEngineOpen } from './client.ts';
 
 /**
  * One open conversation, rendered from the session store alone (console-worker.md §2.3): the
@@ -21,10 +21,67 @@ export interface ConversationState {
   /** function_call ids held for approval. */
   pending: ReadonlySet<string>;
   loaded: boolean;
+  /** The session store does not know this session (a bad link, or deleted). */
+  notFound?: boolean;
   error?: unknown;
 }
 
 const INITIAL: ConversationState = { transcript: EMPTY_TRANSCRIPT, status: undefined, title: '', pending: new Set(), loaded: false };
+
+/**
+ * The last known state of each conversation, kept outside React (issue 25 item 1): a page that
+ * mounts again (another route and back, the chat gate during an outage) shows what was last read
+ * instead of an empty transcript, and an outage changes none of it. Bounded: the least recently
+ * used conversations nobody shows are forgotten beyond `KEEP`.
+ */
+const KEEP = 24;
+const states = new Map<string, ConversationState>();
+const shown = new Map<string, number>();
+const listeners = new Set<() => void>();
+
+export function conversationState(sessionId: string): ConversationState {
+  return states.get(sessionId) ?? INITIAL;
+}
+
+function update(sessionId: string, change: (s: ConversationState) => ConversationState): void {
+  const prev = conversationState(sessionId);
+  const next = change(prev);
+  if (next === prev) return;
+  states.delete(sessionId);
+  states.set(sessionId, next);
+  if (states.size > KEEP) {
+    for (const id of states.keys()) {
+      if (states.size <= KEEP) break;
+      if (!shown.has(id)) states.delete(id);
+    }
+  }
+  for (const l of listeners) l();
+}
+
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Show a message before the store has it (the `e_idem_<key>` entry replaces it, any revision ≥ 0). */
+export function addOptimistic(sessionId: string, entry: Entry): void {
+  update(sessionId, (s) => ({ ...s, transcript: applyEntry(s.transcript, { ...entry, revision: -1 }) }));
+}
+
+export function dropOptimistic(sessionId: string, entryId: string): void {
+  update(sessionId, (s) => {
+    const known = s.transcript.byId.get(entryId);
+    if (!known || known.revision !== -1) return s;
+    const byId = new Map(s.transcript.byId);
+    byId.delete(entryId);
+    return { ...s, transcript: { order: s.transcript.order.filter((id) => id !== entryId), byId } };
+  });
+}
+
+/** A session this page just created: known to exist, titled, nothing to wait for. */
+export function primeConversation(sessionId: string, meta: Pick<SessionMeta, 'title' | 'status'>): void {
+  update(sessionId, (s) => ({ ...s, title: s.title || meta.title, status: s.status ?? meta.status, notFound: false }));
+}
 
 interface MessagesPage {
   messages: Entry[];
@@ -80,15 +137,22 @@ export function reduceEvent(s: ConversationState, e: ChatEvent): ConversationSta
     case 'turn-completed':
       // the status event follows; the turn's end also clears anything still shown as held
       return { ...s, pending: new Set() };
+    case 'deleted':
+      return { ...s, notFound: true, status: undefined, pending: new Set() };
     default:
       return s;
   }
 }
 
+/**
+ * While a read fails with the engine connected (a chat worker still reconnecting after an outage),
+ * it is tried again after these pauses, then every 8 s for about a minute.
+ */
+const RETRY_MS = [1000, 2000, 4000, 8000];
+const RETRIES = 10;
+
 export function useConversation(sessionId: string | undefined) {
-  const [state, setState] = useState<ConversationState>(INITIAL);
-  const current = useRef(sessionId);
-  current.current = sessionId;
+  const state = useSyncExternalStore(subscribe, () => (sessionId ? conversationState(sessionId) : INITIAL));
 
   const load = useCallback(async (id: string) => {
     try {
@@ -97,31 +161,41 @@ export function useConversation(sessionId: string | undefined) {
         callEngine<{ meta: SessionMeta } | null>('session::get', { session_id: id }),
         readPending(id),
       ]);
-      if (current.current !== id) return;
-      setState((s) => ({
-        ...s,
-        transcript: mergeSnapshot(s.transcript, entries),
-        status: meta?.meta.status ?? s.status,
-        statusReason: meta?.meta.status_reason,
-        title: meta?.meta.title ?? s.title,
-        pending,
-        loaded: true,
-        error: meta === null ? new Error(`session ${id} does not exist in the session store`) : undefined,
-      }));
+      update(id, (s) =>
+        meta === null
+          ? { ...s, loaded: true, notFound: true, status: undefined, pending: new Set(), error: undefined }
+          : {
+              ...s,
+              transcript: mergeSnapshot(s.transcript, entries),
+              status: meta.meta.status ?? s.status,
+              statusReason: meta.meta.status_reason,
+              title: meta.meta.title ?? s.title,
+              pending,
+              loaded: true,
+              notFound: false,
+              error: undefined,
+            },
+      );
+      return true;
     } catch (err) {
-      if (current.current === id) setState((s) => ({ ...s, loaded: true, error: err }));
+      // the last known state stays; an outage is said by the banner, not as a read error
+      update(id, (s) => ({ ...s, loaded: true, error: connectionState().status === 'open' ? err : s.error }));
+      return false;
     }
   }, []);
 
   useEffect(() => {
-    setState(INITIAL);
     if (!sessionId) return;
+    shown.set(sessionId, (shown.get(sessionId) ?? 0) + 1);
     const unwatch = watchSession(sessionId);
     // events are applied together once per frame: a streaming answer updates every ~40 ms and
     // other events arrive in bursts; one render per frame whatever their number
     let queue: ChatEvent[] = [];
     let frame = 0;
     let fallback = 0;
+    let retry = 0;
+    let attempt = 0;
+    let closed = false;
     const flush = () => {
       cancelAnimationFrame(frame);
       window.clearTimeout(fallback);
@@ -129,7 +203,7 @@ export function useConversation(sessionId: string | undefined) {
       fallback = 0;
       const batch = queue;
       queue = [];
-      if (batch.length) setState((s) => batch.reduce(reduceEvent, s));
+      if (batch.length) update(sessionId, (s) => batch.reduce(reduceEvent, s));
     };
     const off = onChatEvent((e) => {
       if (!('session_id' in e) || e.session_id !== sessionId) return;
@@ -140,32 +214,31 @@ export function useConversation(sessionId: string | undefined) {
         fallback = window.setTimeout(flush, 250);
       }
     });
+    const read = async () => {
+      window.clearTimeout(retry);
+      const ok = await load(sessionId);
+      if (closed || ok || connectionState().status !== 'open' || attempt >= RETRIES) return;
+      retry = window.setTimeout(read, RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)]);
+    };
     // on every (re)connection: read it all again (events missed during an outage are not replayed)
-    const offOpen = onEngineOpen(() => void load(sessionId));
+    const offOpen = onEngineOpen(() => {
+      attempt = 0;
+      void read();
+    });
     return () => {
+      closed = true;
       cancelAnimationFrame(frame);
       window.clearTimeout(fallback);
+      window.clearTimeout(retry);
       unwatch();
       off();
       offOpen();
+      const n = (shown.get(sessionId) ?? 1) - 1;
+      if (n > 0) shown.set(sessionId, n);
+      else shown.delete(sessionId);
     };
   }, [sessionId, load]);
 
-  /** Show a message before the store has it (the `e_idem_<key>` entry replaces it, any revision ≥ 0). */
-  const addOptimistic = useCallback((entry: Entry) => {
-    setState((s) => ({ ...s, transcript: applyEntry(s.transcript, { ...entry, revision: -1 }) }));
-  }, []);
-
-  const dropOptimistic = useCallback((entryId: string) => {
-    setState((s) => {
-      const known = s.transcript.byId.get(entryId);
-      if (!known || known.revision !== -1) return s;
-      const byId = new Map(s.transcript.byId);
-      byId.delete(entryId);
-      return { ...s, transcript: { order: s.transcript.order.filter((id) => id !== entryId), byId } };
-    });
-  }, []);
-
   const entries = useMemo(() => entriesOf(state.transcript), [state.transcript]);
-  return { ...state, entries, addOptimistic, dropOptimistic, reload: () => sessionId && load(sessionId) };
+  return { ...state, entries, reload: () => (sessionId ? load(sessionId) : Promise.resolve(false)) };
 }

@@ -6,8 +6,9 @@ import { UI_FUNCTION_PREFIX } from './ui-ids.ts';
  * The chat's live surface (console-worker.md §2.3): this tab registers hidden functions
  * (`metadata: {internal: true, 'eng.ui': true}`) and binds them to the chat stack's trigger
  * types. The transcript renders from `session::message-added/updated` (bound per open
- * conversation, filtered by `session_id`); the sidebar follows `status-changed`, `meta-updated`
- * and `deleted`; cards follow `approval::pending-created/resolved`; the picker follows
+ * conversation, filtered by `session_id`); the sidebar follows `created`, `status-changed`,
+ * `meta-updated`, `deleted` and every session's user messages (`message-added` with
+ * `roles: ['user']`); cards follow `approval::pending-created/resolved`; the picker follows
  * `router::models::changed` and `router::provider::changed`. A binding made before its worker is
  * connected waits inactive and starts delivering when the worker comes; the SDK replays every
  * registration after a reconnect.
@@ -18,6 +19,8 @@ export type ChatEvent =
   | { type: 'status'; session_id: string; status: string; status_reason?: string; timestamp?: number }
   | { type: 'meta'; session_id: string; title?: string; description?: string; timestamp?: number }
   | { type: 'created'; session_id: string }
+  /** A user message was added to any session (the conversation list: order, and sessions that just got a transcript). */
+  | { type: 'activity'; session_id: string; timestamp?: number }
   | { type: 'deleted'; session_id: string }
   | { type: 'turn-started'; session_id: string; turn_id: string }
   | { type: 'turn-completed'; session_id: string; turn_id: string; status: string; result_error?: string; reason?: string }
@@ -45,8 +48,8 @@ const fnId = (name: string) => `${UI_FUNCTION_PREFIX}${tab}::chat::${name}`;
 type Payload = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
-/** Trigger types bound once, without filters (the sidebar and the picker need every session's). */
-const STATIC: Array<[type: string, name: string, map: (p: Payload) => ChatEvent | undefined]> = [
+/** Trigger types bound once, for every session (the sidebar and the picker need them all). */
+const STATIC: Array<[type: string, name: string, map: (p: Payload) => ChatEvent | undefined, config?: Record<string, unknown>]> = [
   [
     'session::status-changed',
     'status',
@@ -70,6 +73,13 @@ const STATIC: Array<[type: string, name: string, map: (p: Payload) => ChatEvent 
   ],
   ['session::created', 'created', (p) => ({ type: 'created', session_id: str(p.session_id) })],
   ['session::deleted', 'deleted', (p) => ({ type: 'deleted', session_id: str(p.session_id) })],
+  [
+    'session::message-added',
+    'activity',
+    (p) => ({ type: 'activity', session_id: str(p.session_id), timestamp: typeof p.timestamp === 'number' ? p.timestamp : undefined }),
+    // user messages only: one event per message sent, never the streaming of an answer
+    { roles: ['user'] },
+  ],
   ['harness::turn-started', 'turn-started', (p) => ({ type: 'turn-started', session_id: str(p.session_id), turn_id: str(p.turn_id) })],
   [
     'harness::turn-completed',
@@ -118,7 +128,7 @@ function ensureBindings(): void {
   if (bound) return;
   bound = true;
   const client = engine();
-  for (const [type, name, map] of STATIC) {
+  for (const [type, name, map, config] of STATIC) {
     const id = fnId(name);
     client.registerFunction(
       id,
@@ -129,7 +139,7 @@ function ensureBindings(): void {
       },
       { description: `console UI: chat live update on ${type}`, metadata: hidden },
     );
-    client.registerTrigger({ type, function_id: id, config: {} });
+    client.registerTrigger({ type, function_id: id, config: config ?? {} });
   }
   const onMessage = (payload: Payload) => {
     const sessionId = str(payload?.session_id);

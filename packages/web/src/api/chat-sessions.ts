@@ -1,14 +1,18 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type QueryClient, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { addConversation, chatPrefs, removeConversation, updateChatPrefs } from '../lib/chat/prefs.ts';
+import { chatPrefs, forgetConversation } from '../lib/chat/prefs.ts';
 import { onChatEvent } from './chat-live.ts';
 import { releaseConversationWorktree } from './chat-worktrees.ts';
 import { callEngine, onEngineOpen } from './client.ts';
+import { isOutageError } from './outage.ts';
 
 /**
- * Conversations of this browser (seed 2.9 "Conversation sidebar"): session ids kept in local
- * storage, their title, status and last update read from the session store (`session::list`,
- * `session::get`) and kept live from `session::status-changed`, `meta-updated` and `deleted`.
+ * The conversations (issue 25 item 2): the engine's sessions, not a list kept in one browser. The
+ * sidebar lists those the console made (metadata `{surface: 'console'}`) and every other session
+ * with a transcript (`min_message_count: 1`), marked by origin; ids an older console kept in
+ * local storage still show while the store has them. Title, status and last update come from the
+ * session store (`session::list`, `session::get`) and stay live from `session::created`,
+ * `status-changed`, `meta-updated`, `deleted` and each new user message (`message-added`).
  */
 
 export type SessionStatus = 'idle' | 'working' | 'done' | 'error';
@@ -36,26 +40,47 @@ export const chatKeys = {
   routerConfig: () => [...chatKeys.all, 'router-config'] as const,
 };
 
+/** Sessions listed per query; the sidebar shows the most recently updated. */
+const LIST_LIMIT = 200;
+
+async function listSessions(filter: Record<string, unknown>): Promise<SessionMeta[]> {
+  const out = await callEngine<{ sessions: SessionMeta[] }>('session::list', { ...filter, order: 'updated_desc', limit: LIST_LIMIT });
+  return out.sessions;
+}
+
 async function fetchConversations(): Promise<SessionMeta[]> {
-  const ids = chatPrefs().conversations;
-  const listed = await callEngine<{ sessions: SessionMeta[] }>('session::list', {
-    metadata: CONSOLE_METADATA,
-    order: 'updated_desc',
-    limit: 500,
-  });
-  const byId = new Map(listed.sessions.map((s) => [s.session_id, s]));
-  // conversations opened here but not made by a console (or beyond the first page): one read each
-  const missing = ids.filter((id) => !byId.has(id));
+  const [mine, talked] = await Promise.all([listSessions({ metadata: CONSOLE_METADATA }), listSessions({ min_message_count: 1 })]);
+  const byId = new Map<string, SessionMeta>();
+  for (const s of mine) byId.set(s.session_id, s);
+  // (a session store from before min_message_count lists every session: the count is checked here too)
+  for (const s of talked) if (s.message_count > 0) byId.set(s.session_id, s);
+  // ids an older console kept in this browser: one read each, forgotten once the store does not know them
+  const legacy = chatPrefs().legacyConversations.filter((id) => !byId.has(id));
   const read = await Promise.all(
-    missing.map((id) => callEngine<{ meta: SessionMeta } | null>('session::get', { session_id: id }).catch(() => undefined)),
+    legacy.map((id) => callEngine<{ meta: SessionMeta } | null>('session::get', { session_id: id }).catch(() => undefined)),
   );
-  missing.forEach((id, i) => {
+  legacy.forEach((id, i) => {
     const got = read[i];
     if (got?.meta) byId.set(id, got.meta);
-    // null: the store does not know it (deleted elsewhere): forget it here too
-    else if (got === null) removeConversation(id);
+    else if (got === null) forgetConversation(id);
   });
-  return ids.flatMap((id) => byId.get(id) ?? []).sort((a, b) => b.updated_at - a.updated_at);
+  return [...byId.values()].sort((a, b) => b.updated_at - a.updated_at);
+}
+
+/**
+ * Where a session came from, for the badge beside a conversation the console did not make: its
+ * metadata's `surface` (or `origin`, `source`, `client`), "sub-agent" for a child of a harness
+ * turn, else "other". Undefined for the console's own.
+ */
+export function originOf(meta: Pick<SessionMeta, 'metadata'>): string | undefined {
+  const m = meta.metadata ?? {};
+  if (m.surface === CONSOLE_METADATA.surface) return undefined;
+  for (const key of ['surface', 'origin', 'source', 'client']) {
+    const v = m[key];
+    if (typeof v === 'string' && v.trim()) return v.trim();
+  }
+  if (typeof m.parent_session_id === 'string') return 'sub-agent';
+  return 'other';
 }
 
 /** Apply a live event to the cached list. */
@@ -72,8 +97,15 @@ function patchList(list: SessionMeta[] | undefined, sessionId: string, patch: (s
 export function useConversations() {
   const queryClient = useQueryClient();
   useEffect(() => {
+    const key = chatKeys.sessions();
+    let refetch = 0;
+    // a session made elsewhere, or one that just got its first message: read the list again (once per burst)
+    const reread = () => {
+      window.clearTimeout(refetch);
+      refetch = window.setTimeout(() => void queryClient.invalidateQueries({ queryKey: key }), 300);
+    };
+    const known = (id: string) => !!queryClient.getQueryData<SessionMeta[]>(key)?.some((s) => s.session_id === id);
     const offEvents = onChatEvent((e) => {
-      const key = chatKeys.sessions();
       if (e.type === 'status')
         queryClient.setQueryData<SessionMeta[]>(key, (l) =>
           patchList(l, e.session_id, (s) => ({
@@ -87,41 +119,58 @@ export function useConversations() {
         queryClient.setQueryData<SessionMeta[]>(key, (l) =>
           patchList(l, e.session_id, (s) => ({ ...s, title: e.title ?? s.title, updated_at: e.timestamp ?? s.updated_at })),
         );
+      else if (e.type === 'created') reread();
       else if (e.type === 'deleted') {
-        if (chatPrefs().conversations.includes(e.session_id)) {
-          void releaseConversationWorktree(e.session_id)();
-          removeConversation(e.session_id);
-        }
+        void releaseConversationWorktree(e.session_id)();
+        forgetConversation(e.session_id);
         queryClient.setQueryData<SessionMeta[]>(key, (l) => patchList(l, e.session_id, () => null));
-      } else if (e.type === 'message' && e.entry.message?.role === 'user')
-        // a new message moves the conversation up (the store bumps updated_at on append)
-        queryClient.setQueryData<SessionMeta[]>(key, (l) => patchList(l, e.session_id, (s) => ({ ...s, updated_at: Date.now() })));
+      } else if (e.type === 'activity') {
+        // a new user message moves the conversation up (the store bumps updated_at on append)
+        if (known(e.session_id))
+          queryClient.setQueryData<SessionMeta[]>(key, (l) =>
+            patchList(l, e.session_id, (s) => ({ ...s, updated_at: e.timestamp ?? Date.now() })),
+          );
+        else reread();
+      }
     });
     // events missed while the engine was away: read the list again when it is back
-    const offOpen = onEngineOpen(() => void queryClient.invalidateQueries({ queryKey: chatKeys.sessions() }));
+    const offOpen = onEngineOpen(() => void queryClient.invalidateQueries({ queryKey: key }));
     return () => {
+      window.clearTimeout(refetch);
       offEvents();
       offOpen();
     };
   }, [queryClient]);
-  return useQuery({ queryKey: chatKeys.sessions(), queryFn: fetchConversations, staleTime: 30_000 });
+  return useQuery({
+    queryKey: chatKeys.sessions(),
+    queryFn: fetchConversations,
+    staleTime: 30_000,
+    // after an outage the session store may reconnect after the page does: keep trying a while
+    retry: (failures, error) => failures < (isOutageError(error) ? 30 : 12),
+    retryDelay: (failures) => Math.min(1000 * 2 ** failures, 8000),
+  });
 }
 
-export function useCreateConversation() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: async () => {
-      const res = await callEngine<{ session_id: string; meta: SessionMeta }>('session::create', { metadata: CONSOLE_METADATA });
-      return res.meta;
-    },
-    onSuccess: (meta) => {
-      addConversation(meta.session_id);
-      queryClient.setQueryData<SessionMeta[]>(chatKeys.sessions(), (l) => [
-        meta,
-        ...(l ?? []).filter((s) => s.session_id !== meta.session_id),
-      ]);
-    },
+/**
+ * Make the session of a new conversation, at its first send (issue 25 item 2: "New chat" only
+ * clears the composer, so no empty sessions pile up). The id was chosen when the draft began, so
+ * a working directory picked before the first message already belongs to it.
+ */
+export async function createConversation(queryClient: QueryClient, sessionId: string): Promise<SessionMeta> {
+  const res = await callEngine<{ session_id: string; meta: SessionMeta }>('session::ensure', {
+    session_id: sessionId,
+    metadata: CONSOLE_METADATA,
   });
+  queryClient.setQueryData<SessionMeta[]>(chatKeys.sessions(), (l) => [
+    res.meta,
+    ...(l ?? []).filter((s) => s.session_id !== res.meta.session_id),
+  ]);
+  return res.meta;
+}
+
+/** A new conversation's session id, chosen by the console (console-worker.md: `console-<uuid>`). */
+export function newConversationId(): string {
+  return `console-${crypto.randomUUID()}`;
 }
 
 export function useRenameConversation() {
@@ -145,7 +194,7 @@ export function useDeleteConversation() {
       return out;
     },
     onSuccess: (_r, sessionId) => {
-      removeConversation(sessionId);
+      forgetConversation(sessionId);
       queryClient.setQueryData<SessionMeta[]>(chatKeys.sessions(), (l) => patchList(l, sessionId, () => null));
     },
   });
@@ -156,5 +205,3 @@ export async function titleIfUntitled(sessionId: string, title: string): Promise
   const got = await callEngine<{ meta: SessionMeta } | null>('session::get', { session_id: sessionId });
   if (got?.meta && !got.meta.title && title) await callEngine('session::set-meta', { session_id: sessionId, title });
 }
-
-export const setActiveConversation = (id: string | undefined) => updateChatPrefs(() => ({ active: id }));

@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useSyncExternalStore } from 'react';
 import { chatPrefs, updateChatPrefs } from '../lib/chat/prefs.ts';
 import { landNotice, ownerOf, type WorktreeNotice } from '../lib/chat/worktree-notices.ts';
+import { chatKeys, type SessionMeta } from './chat-sessions.ts';
 import { callEngine } from './client.ts';
 import { type LiveEventRecord, useWorktreeLive, type WorktreeInfo, worktreeKeys } from './worktrees.ts';
 
@@ -146,7 +147,9 @@ export function useChatWorktreeEvents(): void {
       const type = event.type;
       if (type !== 'landed' && type !== 'land-blocked') return;
       const prefs = chatPrefs();
-      const owner = ownerOf(event.payload, prefs.conversations, prefs.worktrees);
+      // this console's conversations: those it lists (the engine's sessions) and any it claimed a worktree for
+      const listed = queryClient.getQueryData<SessionMeta[]>(chatKeys.sessions())?.map((s) => s.session_id) ?? [];
+      const owner = ownerOf(event.payload, [...listed, ...Object.keys(prefs.worktrees)], prefs.worktrees);
       if (!owner) return;
       const worktreeId = typeof event.payload.worktree_id === 'string' ? event.payload.worktree_id : '';
       const known = queryClient.getQueryData<WorktreeInfo[]>(worktreeKeys.list());

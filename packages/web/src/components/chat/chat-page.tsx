@@ -1,7 +1,8 @@
 import { useQueryClient } from '@tanstack/react-query';
+import { useNavigate, useParams } from '@tanstack/react-router';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { useConversation } from '../../api/chat-conversation.ts';
-import { chatKeys, setActiveConversation, titleIfUntitled, useConversations, useCreateConversation } from '../../api/chat-sessions.ts';
+import { addOptimistic, dropOptimistic, primeConversation, useConversation } from '../../api/chat-conversation.ts';
+import { chatKeys, createConversation, newConversationId, titleIfUntitled, useConversations } from '../../api/chat-sessions.ts';
 import { compactConversation, idempotentEntryId, putAttachment, sendMessage, stopTurn } from '../../api/chat-turns.ts';
 import { useConnection } from '../../api/client.ts';
 import { useFunctions } from '../../api/functions.ts';
@@ -13,7 +14,7 @@ import { contextUsage, estimateContextTokens } from '../../lib/chat/tokens.ts';
 import { type Block, titleFrom } from '../../lib/chat/transcript.ts';
 import { buildView, keepStable, type ViewItem } from '../../lib/chat/view.ts';
 import { isTyping, useKeydown } from '../../lib/keyboard.ts';
-import { ChatBanner, type ChatNotice, ChatWelcome, NoticeLine, REQUIRED_FUNCTIONS } from './chat-status.tsx';
+import { ChatBanner, type ChatNotice, ChatWelcome, ConversationNotFound, NoticeLine, REQUIRED_FUNCTIONS } from './chat-status.tsx';
 import { Composer } from './composer.tsx';
 import { ConversationSidebar } from './conversation-sidebar.tsx';
 import { ModelPicker } from './model-picker.tsx';
@@ -42,17 +43,25 @@ const NO_CONVERSATIONS: never[] = [];
 /** Below Tailwind's `md`: the conversation list lies over the conversation (conversation-sidebar.tsx). */
 const NARROW = '(max-width: 767.98px)';
 
-/** Seed 2.9 "Chat": the conversation sidebar, the open conversation's transcript and the composer. */
+/**
+ * Seed 2.9 "Chat": the conversation sidebar, the open conversation's transcript and the composer.
+ * The open conversation is the URL's (`#/chat/<session_id>`, issue 25 item 2); `#/chat` is a new
+ * one, whose session is made at its first send (under the id `draftId`, chosen up front so a
+ * working directory picked before the first message goes with it), which moves the URL to it.
+ * During an outage everything keeps its last known state, read-only (issue 25 item 1).
+ */
 export function ChatPage() {
   const prefs = useChatPrefs();
   const queryClient = useQueryClient();
+  const navigate = useNavigate();
   const conversations = useConversations();
-  const create = useCreateConversation();
   const model = useChatModel();
   const connection = useConnection();
   const functions = useFunctions();
   const presence = usePresence();
-  const activeId = prefs.active && prefs.conversations.includes(prefs.active) ? prefs.active : prefs.conversations[0];
+  const activeId = (useParams({ strict: false }) as { sessionId?: string }).sessionId;
+  const [draftId, setDraftId] = useState(newConversationId);
+  const [creating, setCreating] = useState(false);
   const conversation = useConversation(activeId);
   const [attachments, setAttachments] = useState<Attachment[]>([]);
   const [notice, setNotice] = useState<ChatNotice | undefined>();
@@ -91,7 +100,8 @@ export function ChatPage() {
   );
 
   const online = connection.status === 'open';
-  const canSend = online && missing.length === 0 && !!model.selected && !model.offline;
+  const notFound = !!activeId && !!conversation.notFound;
+  const canSend = online && missing.length === 0 && !!model.selected && !model.offline && !creating;
   const disabledReason = !online
     ? 'The engine is unreachable: messages can be sent once it is back'
     : missing.length
@@ -107,24 +117,34 @@ export function ChatPage() {
       ? `${modelLabel(model.selected)} does not read images: they are not sent, the model is told they were attached. Pick a vision model to send them.`
       : undefined;
 
-  const newChat = useCallback(async () => {
-    const meta = await create.mutateAsync();
+  /** "New chat": an empty composer at `#/chat`; nothing is stored until the first send. */
+  const newChat = useCallback(() => {
+    if (activeId) void navigate({ to: '/chat' });
     setAttachments([]);
     setNotice(undefined);
     requestAnimationFrame(() => textarea.current?.focus());
-    return meta.session_id;
-  }, [create]);
+  }, [activeId, navigate]);
 
   const send = useStable(async (text: string): Promise<boolean> => {
     const chosen = model.selected;
     if (!chosen) return false;
     setNotice(undefined);
     let sessionId = activeId;
-    try {
-      sessionId ??= await newChat();
-    } catch (err) {
-      setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` });
-      return false;
+    if (!sessionId) {
+      // the first send of a new conversation makes its session, then the URL names it
+      sessionId = draftId;
+      setCreating(true);
+      try {
+        const meta = await createConversation(queryClient, sessionId);
+        primeConversation(sessionId, meta);
+      } catch (err) {
+        setNotice({ tone: 'bad', text: `session::ensure failed — ${(err as Error).message}` });
+        return false;
+      } finally {
+        setCreating(false);
+      }
+      setDraftId(newConversationId());
+      void navigate({ to: '/chat/$sessionId', params: { sessionId }, replace: true });
     }
     const imageIds = new Map<string, string>();
     if (vision) {
@@ -139,7 +159,7 @@ export function ChatPage() {
     ];
     const key = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
     const entryId = idempotentEntryId(key);
-    if (sessionId === activeId) conversation.addOptimistic({ entry_id: entryId, revision: -1, message: { role: 'user', content } });
+    addOptimistic(sessionId, { entry_id: entryId, revision: -1, message: { role: 'user', content } });
     const sentAttachments = attachments;
     setAttachments([]);
     try {
@@ -155,7 +175,7 @@ export function ChatPage() {
       void titleIfUntitled(sessionId, titleFrom(text || sentAttachments[0]?.name || 'Attachment')).catch(() => undefined);
       return true;
     } catch (err) {
-      conversation.dropOptimistic(entryId);
+      dropOptimistic(sessionId, entryId);
       setAttachments(sentAttachments);
       setNotice({ tone: 'bad', text: `harness::send failed — ${(err as Error).message}` });
       return false;
@@ -197,7 +217,7 @@ export function ChatPage() {
       stop();
     } else if (e.key === 'n' && !isTyping(e.target) && !document.querySelector('[role="dialog"]')) {
       e.preventDefault();
-      void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` }));
+      newChat();
     }
   });
 
@@ -216,24 +236,29 @@ export function ChatPage() {
     [model.groups, model.loading, model.offline, model.selected, model.effort, model.select, model.setEffort],
   );
 
-  const workingDir = activeId ? prefs.workingDirs[activeId] : undefined;
+  // a new conversation's working directory is kept under the id its session will have
+  const slotId = activeId ?? draftId;
+  const workingDir = prefs.workingDirs[slotId];
   const workingDirSlot = useMemo(
-    () => <WorkingDirSlot sessionId={activeId} value={workingDir} disabled={!activeId} />,
-    [activeId, workingDir],
+    () => <WorkingDirSlot sessionId={slotId} value={workingDir} disabled={!online} />,
+    [slotId, workingDir, online],
   );
   const onToggleSidebar = useStable(() => updateChatPrefs((p) => ({ sidebar: { collapsed: !p.sidebar.collapsed } })));
   // on a narrow screen the list covers the conversation: it steps aside once one is picked
   const closeListWhenNarrow = () => {
     if (!prefs.sidebar.collapsed && window.matchMedia(NARROW).matches) updateChatPrefs(() => ({ sidebar: { collapsed: true } }));
   };
-  const onOpenConversation = useStable((id: string) => {
-    setActiveConversation(id);
+  // the sidebar's rows are links to #/chat/<id>: opening one only tidies up here
+  const onOpenConversation = useStable(() => {
     setNotice(undefined);
     closeListWhenNarrow();
   });
   const onNewChat = useStable(() => {
     closeListWhenNarrow();
-    void newChat().catch((err) => setNotice({ tone: 'bad', text: `session::create failed — ${(err as Error).message}` }));
+    newChat();
+  });
+  const onDeleted = useStable((id: string) => {
+    if (id === activeId) void navigate({ to: '/chat', replace: true });
   });
   const onMode = useStable((mode: ChatMode) => updateChatPrefs(() => ({ mode })));
   const onCommand = useStable((name: string) => {
@@ -252,10 +277,10 @@ export function ChatPage() {
         onToggle={onToggleSidebar}
         onOpen={onOpenConversation}
         onNew={onNewChat}
-        creating={create.isPending}
+        onDeleted={onDeleted}
       />
       <div className="flex min-w-0 flex-1 flex-col">
-        {activeId ? (
+        {activeId && !notFound ? (
           <SessionBar
             sessionId={activeId}
             title={conversation.title}
@@ -266,7 +291,9 @@ export function ChatPage() {
           />
         ) : null}
         <ChatBanner online={online} missing={missing} error={conversation.error} />
-        {activeId && (items.length > 0 || !conversation.loaded) ? (
+        {notFound ? (
+          <ConversationNotFound sessionId={activeId} onNew={onNewChat} />
+        ) : activeId && (items.length > 0 || !conversation.loaded) ? (
           <TranscriptView
             items={items}
             sessionId={activeId}
@@ -275,23 +302,25 @@ export function ChatPage() {
         ) : (
           <ChatWelcome hasModels={model.hasModels} offline={model.offline} notice={notice} onCloseNotice={() => setNotice(undefined)} />
         )}
-        {activeId ? <WorktreeNoticeList sessionId={activeId} /> : null}
-        <Composer
-          mode={prefs.mode}
-          onMode={onMode}
-          picker={picker}
-          workingDir={workingDirSlot}
-          running={running}
-          canSend={canSend}
-          disabledReason={disabledReason}
-          attachments={attachments}
-          onAttachments={setAttachments}
-          visionNote={visionNote}
-          onSend={send}
-          onCommand={onCommand}
-          onStop={stop}
-          textareaRef={textarea}
-        />
+        {activeId && !notFound ? <WorktreeNoticeList sessionId={activeId} /> : null}
+        {notFound ? null : (
+          <Composer
+            mode={prefs.mode}
+            onMode={onMode}
+            picker={picker}
+            workingDir={workingDirSlot}
+            running={running}
+            canSend={canSend}
+            disabledReason={disabledReason}
+            attachments={attachments}
+            onAttachments={setAttachments}
+            visionNote={visionNote}
+            onSend={send}
+            onCommand={onCommand}
+            onStop={stop}
+            textareaRef={textarea}
+          />
+        )}
       </div>
     </div>
   );

@@ -1,4 +1,5 @@
-import { AtSign, MessagesSquare, Paperclip, PlugZap, Slash, WifiOff, X } from 'lucide-react';
+import { AtSign, MessageSquarePlus, MessagesSquare, Paperclip, PlugZap, SearchX, Slash, WifiOff, X } from 'lucide-react';
+import { Button } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
 
 /**
@@ -140,6 +141,28 @@ export function ChatWelcome({
           <NoticeLine notice={notice} onClose={onCloseNotice} />
         </div>
       ) : null}
+    </div>
+  );
+}
+
+/** `#/chat/<id>` for a session the store does not know (a mistyped link, another engine's, or deleted). */
+export function ConversationNotFound({ sessionId, onNew }: { sessionId: string; onNew: () => void }) {
+  return (
+    <div className="flex min-h-0 flex-1 flex-col items-center justify-center overflow-y-auto px-6 py-10" data-testid="chat-not-found">
+      <div className="flex size-12 items-center justify-center rounded-2xl border border-line bg-surface text-muted shadow-card">
+        <SearchX size={22} />
+      </div>
+      <h2 className="mt-4 text-lg font-semibold text-fg">Conversation not found</h2>
+      <p className="mt-1 max-w-md text-center text-[13px] leading-relaxed text-muted">
+        The session store has no session{' '}
+        <code className="rounded bg-surface-2 px-1 font-mono text-[12px] break-all text-fg" data-testid="not-found-id">
+          {sessionId}
+        </code>
+        : it was deleted, or the link comes from another engine.
+      </p>
+      <Button className="mt-5" size="sm" variant="secondary" icon={MessageSquarePlus} onClick={onNew} data-testid="not-found-new-chat">
+        New chat
+      </Button>
     </div>
   );
 }

@@ -1,8 +1,9 @@
+import { Link } from '@tanstack/react-router';
 import { Check, MessageSquarePlus, PanelLeftClose, PanelLeftOpen, Pencil, Trash2, X } from 'lucide-react';
 import { memo, useEffect, useRef, useState } from 'react';
-import { type SessionMeta, useDeleteConversation, useRenameConversation } from '../../api/chat-sessions.ts';
+import { originOf, type SessionMeta, useDeleteConversation, useRenameConversation } from '../../api/chat-sessions.ts';
 import { timeAgo } from '../../lib/format.ts';
-import { StatusDot, type Tone } from '../ui/badge.tsx';
+import { Badge, StatusDot, type Tone } from '../ui/badge.tsx';
 import { Button, IconButton } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
 import { ConfirmDialog } from '../ui/confirm-dialog.tsx';
@@ -11,6 +12,9 @@ import { Spinner } from '../ui/spinner.tsx';
 /**
  * The conversation sidebar (seed 2.9): new chat, the conversations ordered by last update with
  * their live status (working / idle / error), inline rename, delete with confirmation. Collapsible.
+ * The conversations are the engine's sessions (issue 25 item 2); each row is a link to
+ * `#/chat/<session_id>`, and one the console did not make carries its origin ("mcp", "api",
+ * "sub-agent", "other").
  */
 
 const STATUS: Record<string, { tone: Tone; label: string }> = {
@@ -20,7 +24,17 @@ const STATUS: Record<string, { tone: Tone; label: string }> = {
   error: { tone: 'bad', label: 'error' },
 };
 
-function Row({ meta, active, onOpen }: { meta: SessionMeta; active: boolean; onOpen: () => void }) {
+function Row({
+  meta,
+  active,
+  onOpen,
+  onDeleted,
+}: {
+  meta: SessionMeta;
+  active: boolean;
+  onOpen: () => void;
+  onDeleted: (id: string) => void;
+}) {
   const [editing, setEditing] = useState(false);
   const [title, setTitle] = useState(meta.title);
   const [confirm, setConfirm] = useState(false);
@@ -31,6 +45,7 @@ function Row({ meta, active, onOpen }: { meta: SessionMeta; active: boolean; onO
   }, [editing]);
   const remove = useDeleteConversation();
   const status = STATUS[meta.status] ?? { tone: 'neutral' as Tone, label: meta.status };
+  const origin = originOf(meta);
   const save = () => {
     const t = title.trim();
     if (t && t !== meta.title) rename.mutate({ sessionId: meta.session_id, title: t });
@@ -42,6 +57,7 @@ function Row({ meta, active, onOpen }: { meta: SessionMeta; active: boolean; onO
       data-session-id={meta.session_id}
       data-status={meta.status}
       data-active={String(active)}
+      data-origin={origin ?? 'console'}
       className={cn('group rounded-lg', active ? 'bg-accent-soft' : 'hover:bg-surface-2')}
     >
       {editing ? (
@@ -72,28 +88,45 @@ function Row({ meta, active, onOpen }: { meta: SessionMeta; active: boolean; onO
         </form>
       ) : (
         <div className="flex items-center gap-1 pr-1">
-          <button
-            type="button"
+          <Link
+            to="/chat/$sessionId"
+            params={{ sessionId: meta.session_id }}
             onClick={onOpen}
             onDoubleClick={() => {
               setTitle(meta.title);
               setEditing(true);
             }}
-            className="flex min-w-0 flex-1 cursor-pointer items-center gap-2 px-2.5 py-2 text-left"
+            aria-current={active ? 'page' : undefined}
+            data-testid="conversation-link"
+            className="flex min-w-0 flex-1 cursor-pointer items-center gap-2 rounded-lg px-2.5 py-2 text-left outline-none focus-visible:ring-2 focus-visible:ring-accent/40"
           >
             {meta.status === 'working' ? <Spinner size={10} className="text-accent" /> : <StatusDot tone={status.tone} />}
             <span className="min-w-0 flex-1">
-              <span
-                className={cn('block truncate text-[13px]', active ? 'font-medium text-fg' : 'text-fg')}
-                data-testid="conversation-title"
-              >
-                {meta.title || 'New chat'}
+              <span className="flex min-w-0 items-center gap-1.5">
+                <span
+                  className={cn('min-w-0 flex-1 truncate text-[13px]', active ? 'font-medium text-fg' : 'text-fg')}
+                  data-testid="conversation-title"
+                >
+                  {meta.title || 'New chat'}
+                </span>
+                {origin ? (
+                  <Badge
+                    tone="info"
+                    mono
+                    className="h-4 max-w-20 px-1 text-[10px]"
+                    title={`Made outside this console (${origin}), from its session metadata`}
+                  >
+                    <span className="truncate" data-testid="conversation-origin">
+                      {origin}
+                    </span>
+                  </Badge>
+                ) : null}
               </span>
               <span className="block truncate text-[11px] text-faint">
                 <span data-testid="conversation-status">{status.label}</span> · {timeAgo(meta.updated_at)}
               </span>
             </span>
-          </button>
+          </Link>
           <div className="flex opacity-0 group-focus-within:opacity-100 group-hover:opacity-100">
             <IconButton
               icon={Pencil}
@@ -115,7 +148,14 @@ function Row({ meta, active, onOpen }: { meta: SessionMeta; active: boolean; onO
         busy={remove.isPending}
         error={remove.error}
         onClose={() => setConfirm(false)}
-        onConfirm={() => remove.mutate(meta.session_id, { onSuccess: () => setConfirm(false) })}
+        onConfirm={() =>
+          remove.mutate(meta.session_id, {
+            onSuccess: () => {
+              setConfirm(false);
+              onDeleted(meta.session_id);
+            },
+          })
+        }
       >
         <p>
           “{meta.title || 'New chat'}” and its transcript are removed from the session store (session::delete). Calls waiting for approval
@@ -134,7 +174,7 @@ export const ConversationSidebar = memo(function ConversationSidebar({
   onToggle,
   onOpen,
   onNew,
-  creating,
+  onDeleted,
 }: {
   conversations: SessionMeta[];
   loading: boolean;
@@ -143,7 +183,7 @@ export const ConversationSidebar = memo(function ConversationSidebar({
   onToggle: () => void;
   onOpen: (id: string) => void;
   onNew: () => void;
-  creating: boolean;
+  onDeleted: (id: string) => void;
 }) {
   if (collapsed) {
     return (
@@ -165,15 +205,7 @@ export const ConversationSidebar = memo(function ConversationSidebar({
       data-collapsed="false"
     >
       <div className="flex items-center gap-1 p-2">
-        <Button
-          size="sm"
-          variant="secondary"
-          icon={MessageSquarePlus}
-          onClick={onNew}
-          loading={creating}
-          className="flex-1"
-          data-testid="new-chat"
-        >
+        <Button size="sm" variant="secondary" icon={MessageSquarePlus} onClick={onNew} className="flex-1" data-testid="new-chat">
           New chat
         </Button>
         <IconButton icon={PanelLeftClose} label="Hide conversations" onClick={onToggle} />
@@ -186,7 +218,9 @@ export const ConversationSidebar = memo(function ConversationSidebar({
         ) : conversations.length === 0 ? (
           <li className="px-2 py-3 text-xs text-muted">No conversations yet.</li>
         ) : (
-          conversations.map((c) => <Row key={c.session_id} meta={c} active={c.session_id === active} onOpen={() => onOpen(c.session_id)} />)
+          conversations.map((c) => (
+            <Row key={c.session_id} meta={c} active={c.session_id === active} onOpen={() => onOpen(c.session_id)} onDeleted={onDeleted} />
+          ))
         )}
       </ul>
     </aside>

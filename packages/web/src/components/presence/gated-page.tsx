@@ -1,5 +1,6 @@
-import type { LucideIcon } from 'lucide-react';
+import { type LucideIcon, WifiOff } from 'lucide-react';
 import { useFunctions } from '../../api/functions.ts';
+import { useEngineDown } from '../../api/outage.ts';
 import { SURFACES, type Surface, usePresence } from '../../api/presence.ts';
 import { EmptyState } from '../ui/empty-state.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
@@ -9,7 +10,9 @@ import { InstallNotice } from './install-notice.tsx';
 /**
  * The frame of a presence-gated page: the install notice while the worker is absent, the page
  * once it is connected. `children` is the surface itself; until the surface is built it lists
- * what the connected worker offers.
+ * what the connected worker offers. Presence outlives an outage (api/presence.ts): a page that
+ * was there stays, with its last known state; one first opened while the engine is unreachable
+ * says it waits for the engine rather than spinning or asking for an install.
  */
 export function GatedPage({
   surface,
@@ -28,6 +31,7 @@ export function GatedPage({
   fill?: boolean;
 }) {
   const presence = usePresence();
+  const down = useEngineDown();
   return (
     <div
       data-testid={`gated-${surface}`}
@@ -35,7 +39,13 @@ export function GatedPage({
       className={fill ? 'flex h-full min-h-0 flex-col' : undefined}
     >
       <PageHeader title={title} description={description} />
-      {!presence.known ? (
+      {!presence.known && down ? (
+        <EmptyState icon={WifiOff} title="Engine unreachable" className="mx-auto">
+          <span data-testid="waiting-for-engine">
+            {title} appears when the engine is back: whether its worker is connected is not known yet.
+          </span>
+        </EmptyState>
+      ) : !presence.known ? (
         <div className="flex justify-center py-16">
           <Spinner />
         </div>

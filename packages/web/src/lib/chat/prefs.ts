@@ -1,17 +1,19 @@
 import { useSyncExternalStore } from 'react';
 
 /**
- * What the chat keeps in this browser (seed 2.9 "Persistence"): the conversations (session ids,
- * newest first), the active one, the last model, mode and effort, and the sidebar state. The
- * transcripts themselves live in the session store; a reload reads them back from there.
+ * What the chat keeps in this browser: UI preferences only — the last model, mode and effort, the
+ * sidebar state, and each conversation's working directory and worktree claim. The conversations
+ * themselves are the engine's sessions (issue 25 item 2: listed from the session store, opened by
+ * their URL `#/chat/<session_id>` in any browser); `legacyConversations` are the ids an older
+ * console kept here, still listed while the engine has them.
  */
 
 export type ChatMode = 'plan' | 'ask' | 'agent';
 export const MODES: readonly ChatMode[] = ['ask', 'plan', 'agent'];
 
 export interface ChatPrefs {
-  conversations: string[];
-  active?: string;
+  /** Conversation ids an older console kept in this browser (read once, pruned when the engine forgets them). */
+  legacyConversations: string[];
   /** `provider::modelId` */
   model?: string;
   effort?: string;
@@ -24,7 +26,7 @@ export interface ChatPrefs {
 }
 
 export const PREFS_KEY = 'eng-chat';
-const DEFAULTS: ChatPrefs = { conversations: [], mode: 'agent', sidebar: { collapsed: false }, workingDirs: {}, worktrees: {} };
+const DEFAULTS: ChatPrefs = { legacyConversations: [], mode: 'agent', sidebar: { collapsed: false }, workingDirs: {}, worktrees: {} };
 
 function stringMap(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object') return {};
@@ -33,11 +35,12 @@ function stringMap(value: unknown): Record<string, string> {
 
 function read(): ChatPrefs {
   try {
-    const raw = JSON.parse(localStorage.getItem(PREFS_KEY) ?? 'null') as Partial<ChatPrefs> | null;
+    const raw = JSON.parse(localStorage.getItem(PREFS_KEY) ?? 'null') as (Partial<ChatPrefs> & { conversations?: unknown }) | null;
     if (!raw || typeof raw !== 'object') return DEFAULTS;
+    // `conversations` is what consoles before issue 25 called the list they kept here
+    const legacy = raw.legacyConversations ?? raw.conversations;
     return {
-      conversations: Array.isArray(raw.conversations) ? raw.conversations.filter((c): c is string => typeof c === 'string') : [],
-      active: typeof raw.active === 'string' ? raw.active : undefined,
+      legacyConversations: Array.isArray(legacy) ? legacy.filter((c): c is string => typeof c === 'string') : [],
       model: typeof raw.model === 'string' ? raw.model : undefined,
       effort: typeof raw.effort === 'string' ? raw.effort : undefined,
       mode: MODES.includes(raw.mode as ChatMode) ? (raw.mode as ChatMode) : 'agent',
@@ -85,13 +88,10 @@ export function useChatPrefs(): ChatPrefs {
   }, chatPrefs);
 }
 
-export const addConversation = (id: string) =>
-  updateChatPrefs((p) => ({ conversations: [id, ...p.conversations.filter((c) => c !== id)], active: id }));
-
-export const removeConversation = (id: string) =>
+/** A conversation is gone from the session store: forget what this browser kept for it. */
+export const forgetConversation = (id: string) =>
   updateChatPrefs((p) => {
-    const conversations = p.conversations.filter((c) => c !== id);
     const { [id]: _gone, ...workingDirs } = p.workingDirs;
     const { [id]: _claim, ...worktrees } = p.worktrees;
-    return { conversations, active: p.active === id ? conversations[0] : p.active, workingDirs, worktrees };
+    return { legacyConversations: p.legacyConversations.filter((c) => c !== id), workingDirs, worktrees };
   });
