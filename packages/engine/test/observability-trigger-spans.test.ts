@@ -90,6 +90,8 @@ describe('cron_trigger', () => {
     expect(others).toEqual([]);
     expect(root).toMatchObject({ name: 'cron_trigger', parent_span_id: null, service_name: 'eng', status: 'ok', kind: 'internal' });
     expect(attrs(root as StoredSpan)).toMatchObject({
+      // the root names the function it fired, as an HTTP trigger's server span does (issue 25 item 15)
+      function_id: 'spans::cron_tick',
       'eng.trigger.type': 'cron',
       'eng.trigger.id': 'cron-spans',
       'eng.cron.job_id': payload.job_id,
@@ -114,6 +116,11 @@ describe('cron_trigger', () => {
       trace_id: traceIdOf(invoke),
     });
     expect(list.spans.map((s) => [s.name, s.span_count])).toEqual([['cron_trigger', 2]]);
+    // a search of root spans by function finds the firing (the console's "traces of this function")
+    const byFunction = await client.result<{ spans: Array<{ trace_id: string; name: string }> }>('engine::traces::list', {
+      attributes: [['function_id', 'spans::cron_tick']],
+    });
+    expect(byFunction.spans.map((s) => [s.trace_id, s.name])).toContainEqual([traceIdOf(invoke), 'cron_trigger']);
   });
 
   it('a failed handler marks both spans Error; trigger_now is tagged manual', async () => {

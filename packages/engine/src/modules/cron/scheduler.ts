@@ -121,10 +121,13 @@ export class CronScheduler {
     const { binding } = job;
     const metadata = binding.metadata;
     // spec §8.1 `cron_trigger`: one span per firing, the root of the trace; the condition and the
-    // handler's `call` span hang under it (the tracer is looked up per firing: modules start in any order)
+    // handler's `call` span hang under it (the tracer is looked up per firing: modules start in any order).
+    // Like an HTTP trigger's server span, it names the function it fires in `function_id`: the
+    // trace list shows it beside the root and a root-span search by function finds the firing.
     const span = this.ctx.services.get<EngineTracer>('observability.tracer')?.startSpan('cron_trigger', {
       kind: 'internal',
       attributes: {
+        function_id: binding.functionId,
         'eng.trigger.type': 'cron',
         'eng.trigger.id': binding.id,
         'eng.cron.job_id': binding.id,
