@@ -71,6 +71,8 @@ interface Outcome {
   seconds: number;
   passed: number;
   failed: number;
+  /** Passed only on a retry (Playwright in CI): shown in the summary. */
+  flaky?: number;
   files: Array<{ file: string; seconds: number }>;
 }
 
@@ -142,6 +144,7 @@ function readPlaywright(file: string): Omit<Outcome, 'phase' | 'code' | 'seconds
   return {
     passed: report.stats.expected + report.stats.flaky,
     failed: report.stats.unexpected,
+    flaky: report.stats.flaky,
     files: [...perFile].map(([f, seconds]) => ({ file: `e2e/${f}`, seconds })),
   };
 }
@@ -198,7 +201,7 @@ async function main(): Promise<void> {
   const lines = ['', '── summary'];
   for (const o of outcomes)
     lines.push(
-      `  ${o.phase.padEnd(6)} ${minutes(o.seconds).padStart(13)}  ${o.passed} passed, ${o.failed} failed${o.code !== 0 ? ` (exit ${o.code})` : ''}`,
+      `  ${o.phase.padEnd(6)} ${minutes(o.seconds).padStart(13)}  ${o.passed} passed, ${o.failed} failed${o.flaky ? ` (${o.flaky} passed on a retry: flaky)` : ''}${o.code !== 0 ? ` (exit ${o.code})` : ''}`,
     );
   lines.push(`  total  ${minutes((Date.now() - suiteStarted) / 1000).padStart(13)}`);
   const slowest = outcomes
