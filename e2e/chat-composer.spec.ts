@@ -71,7 +71,7 @@ test('model picker: grouped by provider, Anthropic not configured, the effort ro
   expect(body.reasoning_effort).toBe('high');
   expect(JSON.stringify(body.messages)).toContain('Mode: plan');
 
-  // local storage keeps the model, the mode, the conversation and the sidebar state
+  // local storage keeps the model, the mode and the sidebar state; the URL names the conversation
   await page.getByRole('button', { name: 'Hide conversations' }).click();
   const sessionId = await page.getByTestId('session-id').innerText();
   await page.reload();
@@ -162,8 +162,8 @@ test('the context meter warns at 75 % with a /compact nudge; /compact stores the
   await openChat(page, consoleUrl, 'dark', true);
   await page.getByTestId('new-chat').click();
   await pickModel(page, 'openai::local-small');
+  // (a new conversation has no meter yet: its session, and its header, come with the first message)
   const meter = page.getByTestId('context-meter');
-  await expect(meter).toHaveAttribute('data-level', 'ok');
   // ~25,000 tokens against local-small's 32,768-token window
   const brief = `Launch brief: ${'the launch needs review and care. '.repeat(3000)}`;
   await ask(page, brief, 'Read it.');
@@ -241,15 +241,19 @@ test('chat keys: listed in the ? overlay; n starts a conversation, Esc stops a s
     /Mention a function/,
   ]);
   await page.keyboard.press('Escape');
+  await expect(page.getByText('Loading conversations…')).toHaveCount(0);
   const count = await page.getByTestId('conversation').count();
   await page.locator('body').click();
   await page.keyboard.press('n');
-  await expect(page.getByTestId('conversation')).toHaveCount(count + 1);
+  // a new conversation: an empty composer, focused; its session is made by the first message
+  await expect(page).toHaveURL(/#\/chat$/);
   await expect(input(page)).toBeFocused();
+  await expect(page.getByTestId('conversation')).toHaveCount(count);
   chat.openai.turn({ text: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '), delayMs: 40 });
   await input(page).fill('Go on and on');
   await input(page).press('Enter');
   await expect(page.getByTestId('assistant-message')).toContainText('w10', { timeout: 15_000 });
+  await expect(page.getByTestId('conversation')).toHaveCount(count + 1);
   await input(page).press('Escape');
   await expect(page.getByTestId('stop-notice')).toHaveAttribute('data-reason', 'aborted', { timeout: 10_000 });
 });

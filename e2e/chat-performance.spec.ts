@@ -63,15 +63,13 @@ async function seedConversation(entries: number): Promise<string> {
   return session_id;
 }
 
-async function openWith(page: Page, consoleUrl: string, conversations: string[], active: string) {
-  await page.addInitScript(
-    ({ c, a }) => {
-      localStorage.setItem('eng-theme', 'dark');
-      localStorage.setItem('eng-chat', JSON.stringify({ conversations: c, active: a, mode: 'agent', sidebar: { collapsed: false } }));
-    },
-    { c: conversations, a: active },
-  );
-  await page.goto(`${consoleUrl}/#/chat`);
+/** The chat with `active` open by its URL (`#/chat/<id>`); the seeded sessions are the console's, so the sidebar lists them. */
+async function openWith(page: Page, consoleUrl: string, active: string) {
+  await page.addInitScript(() => {
+    localStorage.setItem('eng-theme', 'dark');
+    localStorage.setItem('eng-chat', JSON.stringify({ mode: 'agent', sidebar: { collapsed: false } }));
+  });
+  await page.goto(`${consoleUrl}/#/chat/${active}`);
   await page.getByTestId('chat-page').waitFor({ timeout: 20_000 });
 }
 
@@ -79,7 +77,7 @@ test('500 entries with code blocks: first screen and scrolling', async ({ page, 
   test.setTimeout(120_000);
   const big = await seedConversation(500);
   const small = await seedConversation(2);
-  await openWith(page, consoleUrl, [small, big], small);
+  await openWith(page, consoleUrl, small);
   await expect(page.getByTestId('user-message')).toHaveCount(1);
   // warm the rich chunk (Markdown, highlight.js) as any first answer does
   await expect(page.locator('[data-testid="code-block"] pre[data-highlighted]')).toHaveCount(1);
@@ -87,7 +85,7 @@ test('500 entries with code blocks: first screen and scrolling', async ({ page, 
   // first screen: from the click on the conversation to its last answer painted with highlighted code
   const firstScreenMs = await page.evaluate(async (id) => {
     const t0 = performance.now();
-    (document.querySelector(`[data-testid="conversation"][data-session-id="${id}"] button`) as HTMLButtonElement).click();
+    (document.querySelector(`[data-testid="conversation"][data-session-id="${id}"] a`) as HTMLAnchorElement).click();
     await new Promise<void>((resolve) => {
       const check = () => {
         const pre = [...document.querySelectorAll('[data-testid="code-block"] pre[data-highlighted]')];
@@ -212,7 +210,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 test('a streamed answer of 2,000 tokens keeps the main thread free', async ({ page, consoleUrl }) => {
   test.setTimeout(120_000);
   const { session_id } = await chat.client.call<{ session_id: string }>('session::create', { metadata: { surface: 'console' } });
-  await openWith(page, consoleUrl, [session_id], session_id);
+  await openWith(page, consoleUrl, session_id);
   // measured once the page has settled: the rich chunk loaded and its parser and grammars warmed up
   await page.locator('html[data-chat-rich="ready"]').waitFor({ timeout: 20_000 });
   const parts: string[] = [];

@@ -37,9 +37,10 @@ const answers = (page: Page) => page.getByTestId('assistant-message');
 async function newChat(page: Page, consoleUrl: string, theme: 'light' | 'dark' = 'dark'): Promise<string> {
   await openChat(page, consoleUrl, theme);
   await page.getByTestId('new-chat').click();
-  const id = await page.getByTestId('session-id').innerText();
+  // the session is made by the first message, under the id the new conversation was given (issue 25 item 2)
+  const id = await page.getByTestId('chat-page').getAttribute('data-conversation-id');
   expect(id).toBeTruthy();
-  return id;
+  return id as string;
 }
 
 async function send(page: Page, text: string) {

@@ -107,7 +107,13 @@ test('the engine unreachable: an error state, then the conversation read again w
   let restarted: Awaited<ReturnType<typeof startConsole>> | undefined;
   try {
     await openChat(page, own.url, 'dark');
-    await page.getByTestId('new-chat').click();
+    // the conversation is made by its first message (issue 25 item 2)
+    chat.openai.turn({ text: 'Before the outage.' });
+    await input(page).fill('Hello before the outage');
+    await expect(page.getByTestId('send-button')).toBeEnabled({ timeout: 15_000 });
+    await input(page).press('Enter');
+    await expect(page.getByTestId('assistant-message')).toContainText('Before the outage.', { timeout: 20_000 });
+    await expect(page.getByTestId('chat-status')).toHaveText('idle', { timeout: 20_000 });
     const sessionId = await page.getByTestId('session-id').innerText();
     await own.stop();
     await expect(page.getByTestId('chat-outage')).toHaveAttribute('data-reason', 'engine', { timeout: 15_000 });
@@ -118,8 +124,10 @@ test('the engine unreachable: an error state, then the conversation read again w
     await until(async () => (await chat.client.call<any>('harness::status', { session_id: sessionId }))?.status === 'completed', 20_000);
     restarted = await startConsole([...consoleArgsFor(stack.engine), '--no-otel', '-p', String(own.port)]);
     await expect(page.getByTestId('chat-outage')).toHaveCount(0, { timeout: 20_000 });
-    await expect(page.getByTestId('user-message')).toContainText('sent from elsewhere');
-    await expect(page.getByTestId('assistant-message')).toContainText('Answered while you were away.');
+    await expect(page.getByTestId('user-message').last()).toContainText('sent from elsewhere');
+    await expect(page.getByTestId('assistant-message').last()).toContainText('Answered while you were away.');
+    // what was there before the outage stayed
+    await expect(page.getByTestId('user-message').first()).toContainText('Hello before the outage');
   } finally {
     await own.stop();
     await restarted?.stop();

@@ -57,12 +57,16 @@ function recordSends(page: Page): Array<Record<string, any>> {
   return sends;
 }
 
+/**
+ * A new conversation: its session is made by the first message (issue 25 item 2), under the id
+ * chosen when it began, so a working directory picked before that message is already its own.
+ */
 async function newConversation(page: Page): Promise<string> {
-  const before = await page.getByTestId('conversation').count();
   await page.getByTestId('new-chat').click();
-  await expect(page.getByTestId('conversation')).toHaveCount(before + 1);
-  const id = await page.getByTestId('session-id').textContent();
-  expect(id).toBeTruthy();
+  await expect(page).toHaveURL(/#\/chat$/);
+  await expect(page.getByTestId('chat-page')).toHaveAttribute('data-new', 'true');
+  const id = await page.getByTestId('chat-page').getAttribute('data-conversation-id');
+  expect(id).toMatch(/^console-/);
   return id as string;
 }
 
@@ -77,8 +81,7 @@ async function send(page: Page, text: string) {
 test('without the worktree worker: the Folder tab only; the folder reaches the turn as fs_scope.root', async ({ page, consoleUrl }) => {
   const sends = recordSends(page);
   await openChat(page, consoleUrl, 'dark');
-  // no conversation yet: nothing to give a working directory to
-  await expect(picker(page)).toBeDisabled();
+  // a new conversation takes a working directory before its first message, which goes with it
   const session = await newConversation(page);
   await picker(page).click();
   await expect(page.getByTestId('working-dir-tab-folder')).toHaveAttribute('aria-selected', 'true');
@@ -90,6 +93,8 @@ test('without the worktree worker: the Folder tab only; the folder reaches the t
   await expect(picker(page)).toContainText('repo');
 
   await send(page, 'Where am I working?');
+  await expect(page).toHaveURL(new RegExp(`#/chat/${session}$`));
+  await expect(page.getByTestId('session-id')).toHaveText(session);
   const sent = sends.find((s) => s.session_id === session);
   expect(sent?.options?.metadata?.fs_scope).toEqual({ root: repos.repo });
 

@@ -64,15 +64,19 @@ test('a conversation: created, streamed Markdown with code, titled from the firs
 }) => {
   await openChat(page, consoleUrl);
   await expect(page.getByTestId('chat-empty')).toBeVisible();
+  // New chat stores nothing: the first send makes the session (issue 25 item 2) and the URL names it
   await page.getByTestId('new-chat').click();
-  await expect(page.getByTestId('conversation')).toHaveCount(1);
-  const first = await page.getByTestId('conversation').first().getAttribute('data-session-id');
+  await expect(page.getByTestId('session-bar')).toHaveCount(0);
 
   chat.openai.turn({
     text: 'Here is **bold** text.\n\n```json\n{"a": 1, "b": [true, null]}\n```\n\n| k | v |\n|---|---|\n| x | 1 |',
-    delayMs: 20,
+    // slow enough that the working status is still there to be seen once the message is on screen
+    delayMs: 150,
   });
   await send(page, 'Show me some JSON please\nsecond line');
+  await expect(page).toHaveURL(/#\/chat\/console-[^/?#]+$/);
+  const first = (await page.getByTestId('session-id').innerText()).trim();
+  expect(page.url()).toContain(`#/chat/${first}`);
   await expect(page.getByTestId('user-message')).toContainText('Show me some JSON please');
   // the status goes working while it streams, and idle at the end, in the sidebar too
   await expect(page.locator(`[data-testid="conversation"][data-session-id="${first}"]`)).toHaveAttribute('data-status', 'working');
@@ -90,15 +94,20 @@ test('a conversation: created, streamed Markdown with code, titled from the firs
 
   // a second conversation goes on top; answering in the first moves it back up
   await page.getByTestId('new-chat').click();
-  await expect(page.getByTestId('conversation')).toHaveCount(2);
-  const second = await page.getByTestId('conversation').first().getAttribute('data-session-id');
+  await expect(page.getByTestId('chat-empty')).toBeVisible();
+  chat.openai.turn({ text: 'The second one.' });
+  await send(page, 'A second conversation');
+  await idle(page);
+  const second = (await page.getByTestId('session-id').innerText()).trim();
   expect(second).not.toBe(first);
-  await page.locator(`[data-testid="conversation"][data-session-id="${first}"] button`).first().click();
+  await expect(page.getByTestId('conversation').first()).toHaveAttribute('data-session-id', second);
+  await page.locator(`[data-testid="conversation"][data-session-id="${first}"]`).getByTestId('conversation-link').click();
+  await expect(page.getByTestId('session-id')).toHaveText(first);
   chat.openai.turn({ text: 'Again, here.' });
   await send(page, 'and again');
   await expect(assistant(page).last()).toContainText('Again, here.');
   await idle(page);
-  await expect(page.getByTestId('conversation').first()).toHaveAttribute('data-session-id', first as string);
+  await expect(page.getByTestId('conversation').first()).toHaveAttribute('data-session-id', first);
 
   // inline rename, stored in the session store
   const row = page.locator(`[data-testid="conversation"][data-session-id="${first}"]`);

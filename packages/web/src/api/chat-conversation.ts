@@ -178,6 +178,10 @@ export function useConversation(sessionId: string | undefined) {
       );
       return true;
     } catch (err) {
+      if ((err as { code?: string }).code === 'session/not_found') {
+        update(id, (s) => ({ ...s, loaded: true, notFound: true, status: undefined, pending: new Set(), error: undefined }));
+        return true;
+      }
       // the last known state stays; an outage is said by the banner, not as a read error
       update(id, (s) => ({ ...s, loaded: true, error: connectionState().status === 'open' ? err : s.error }));
       return false;

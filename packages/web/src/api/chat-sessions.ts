@@ -83,6 +83,20 @@ export function originOf(meta: Pick<SessionMeta, 'metadata'>): string | undefine
   return 'other';
 }
 
+/** The listed sessions, each replaced by the cached one when that is more recent (a status or title event since). */
+export function keepNewer(listed: SessionMeta[], cached: readonly SessionMeta[] | undefined): SessionMeta[] {
+  if (!cached?.length) return listed;
+  const byId = new Map(cached.map((s) => [s.session_id, s]));
+  return listed
+    .map((s) => {
+      const c = byId.get(s.session_id);
+      return c && c.updated_at > s.updated_at
+        ? { ...s, status: c.status, status_reason: c.status_reason, title: c.title, updated_at: c.updated_at }
+        : s;
+    })
+    .sort((a, b) => b.updated_at - a.updated_at);
+}
+
 /** Apply a live event to the cached list. */
 function patchList(list: SessionMeta[] | undefined, sessionId: string, patch: (s: SessionMeta) => SessionMeta | null) {
   if (!list) return list;
@@ -119,8 +133,10 @@ export function useConversations() {
         queryClient.setQueryData<SessionMeta[]>(key, (l) =>
           patchList(l, e.session_id, (s) => ({ ...s, title: e.title ?? s.title, updated_at: e.timestamp ?? s.updated_at })),
         );
-      else if (e.type === 'created') reread();
-      else if (e.type === 'deleted') {
+      // (one this page made is in the list already)
+      else if (e.type === 'created') {
+        if (!known(e.session_id)) reread();
+      } else if (e.type === 'deleted') {
         void releaseConversationWorktree(e.session_id)();
         forgetConversation(e.session_id);
         queryClient.setQueryData<SessionMeta[]>(key, (l) => patchList(l, e.session_id, () => null));
@@ -143,7 +159,8 @@ export function useConversations() {
   }, [queryClient]);
   return useQuery({
     queryKey: chatKeys.sessions(),
-    queryFn: fetchConversations,
+    // a live event that arrived while the list was read is newer than what the read returns
+    queryFn: async () => keepNewer(await fetchConversations(), queryClient.getQueryData<SessionMeta[]>(chatKeys.sessions())),
     staleTime: 30_000,
     // after an outage the session store may reconnect after the page does: keep trying a while
     retry: (failures, error) => failures < (isOutageError(error) ? 30 : 12),

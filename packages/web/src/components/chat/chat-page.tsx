@@ -267,7 +267,13 @@ export function ChatPage() {
   const onCompact = useStable(() => void compact());
 
   return (
-    <div className="relative flex min-h-0 flex-1" data-testid="chat-page">
+    <div
+      className="relative flex min-h-0 flex-1"
+      data-testid="chat-page"
+      // the conversation shown, or the id a new one's session will have once its first message is sent
+      data-conversation-id={slotId}
+      data-new={String(!activeId)}
+    >
       {presence.worktrees ? <ChatWorktreeEvents /> : null}
       <ConversationSidebar
         conversations={conversations.data ?? NO_CONVERSATIONS}
@@ -302,7 +308,7 @@ export function ChatPage() {
         ) : (
           <ChatWelcome hasModels={model.hasModels} offline={model.offline} notice={notice} onCloseNotice={() => setNotice(undefined)} />
         )}
-        {activeId && !notFound ? <WorktreeNoticeList sessionId={activeId} /> : null}
+        {notFound ? null : <WorktreeNoticeList sessionId={slotId} />}
         {notFound ? null : (
           <Composer
             mode={prefs.mode}

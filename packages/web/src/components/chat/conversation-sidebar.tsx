@@ -102,18 +102,21 @@ function Row({
           >
             {meta.status === 'working' ? <Spinner size={10} className="text-accent" /> : <StatusDot tone={status.tone} />}
             <span className="min-w-0 flex-1">
-              <span className="flex min-w-0 items-center gap-1.5">
-                <span
-                  className={cn('min-w-0 flex-1 truncate text-[13px]', active ? 'font-medium text-fg' : 'text-fg')}
-                  data-testid="conversation-title"
-                >
-                  {meta.title || 'New chat'}
+              <span
+                className={cn('block truncate text-[13px]', active ? 'font-medium text-fg' : 'text-fg')}
+                data-testid="conversation-title"
+              >
+                {meta.title || 'New chat'}
+              </span>
+              <span className="flex min-w-0 items-center gap-1.5 text-[11px] text-faint">
+                <span className="min-w-0 truncate">
+                  <span data-testid="conversation-status">{status.label}</span> · {timeAgo(meta.updated_at)}
                 </span>
                 {origin ? (
                   <Badge
                     tone="info"
                     mono
-                    className="h-4 max-w-20 px-1 text-[10px]"
+                    className="h-4 max-w-24 px-1 text-[10px]"
                     title={`Made outside this console (${origin}), from its session metadata`}
                   >
                     <span className="truncate" data-testid="conversation-origin">
@@ -121,9 +124,6 @@ function Row({
                     </span>
                   </Badge>
                 ) : null}
-              </span>
-              <span className="block truncate text-[11px] text-faint">
-                <span data-testid="conversation-status">{status.label}</span> · {timeAgo(meta.updated_at)}
               </span>
             </span>
           </Link>
