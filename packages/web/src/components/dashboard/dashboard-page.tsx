@@ -1,16 +1,13 @@
 import { Link } from '@tanstack/react-router';
-import { Cpu, type LucideIcon, Radio, SquareFunction, Workflow, Zap } from 'lucide-react';
-import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
-import { isSystemFunction, useFunctions } from '../../api/functions.ts';
+import { CloudOff, Cpu, type LucideIcon, Radio, SquareFunction, Workflow, Zap } from 'lucide-react';
+import { lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from 'react';
+import { isSystemFunction } from '../../api/functions.ts';
 import { useEngineHealth } from '../../api/health.ts';
 import { useEngineMetrics } from '../../api/metrics.ts';
 import { useEngineDown } from '../../api/outage.ts';
 import { useLastUpdate } from '../../api/query-client.ts';
-import { isSystemStream, useStreams } from '../../api/streams.ts';
-import { isSystemTrigger, useTriggers } from '../../api/triggers.ts';
-import { isProcessWorker, useWorkers } from '../../api/workers.ts';
+import { isSystemTrigger } from '../../api/triggers.ts';
 import { formatCount, formatTime, pluralize } from '../../lib/format.ts';
-import { KIND_LABEL, kindOf } from '../../lib/trigger-kind.ts';
 import { LoadingNote } from '../shell/loading-note.tsx';
 import { Card, CardHeader } from '../ui/card.tsx';
 import { cn } from '../ui/cn.ts';
@@ -18,30 +15,25 @@ import { EmptyState } from '../ui/empty-state.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
 import { Spinner } from '../ui/spinner.tsx';
 import { ActivityCharts } from './activity-charts.tsx';
+import { countsOf, useDashboardSnapshot } from './dashboard-snapshot.ts';
 
 const AppFlow = lazy(() => import('./app-flow.tsx'));
 
 /** Dashboard (seed 2.1): live counters linking to their pages, activity charts, application flow. */
 export function DashboardPage() {
-  const functions = useFunctions();
-  const triggers = useTriggers();
-  const workers = useWorkers();
-  const streams = useStreams();
+  // one read for every card and the flow: they always describe the same moment (dashboard-snapshot.ts)
+  const snapshot = useDashboardSnapshot();
   const lastUpdate = useLastUpdate();
   // a query paused by an outage is "pending" with nothing to show: no spinner that never ends
   const down = useEngineDown();
-
-  const userFunctions = useMemo(() => (functions.data ?? []).filter((f) => !isSystemFunction(f)), [functions.data]);
+  const data = snapshot.data;
+  const counts = useMemo(() => (data ? countsOf(data) : undefined), [data]);
+  const userFunctions = useMemo(() => (data?.functions ?? []).filter((f) => !isSystemFunction(f)), [data]);
   const userFunctionIds = useMemo(() => new Set(userFunctions.map((f) => f.function_id)), [userFunctions]);
-  const userTriggers = useMemo(() => (triggers.data ?? []).filter((t) => !isSystemTrigger(t)), [triggers.data]);
-  const processes = useMemo(() => (workers.data ?? []).filter(isProcessWorker), [workers.data]);
-  const modules = (workers.data?.length ?? 0) - processes.length;
-  const userStreams = (streams.data ?? []).filter((s) => !isSystemStream(s.id));
-  const triggerKinds = useMemo(() => {
-    const counts = new Map<string, number>();
-    for (const t of userTriggers) counts.set(KIND_LABEL[kindOf(t.trigger_type)], (counts.get(KIND_LABEL[kindOf(t.trigger_type)]) ?? 0) + 1);
-    return [...counts.entries()].map(([k, n]) => `${n} ${k}`).join(' · ');
-  }, [userTriggers]);
+  const userTriggers = useMemo(() => (data?.triggers ?? []).filter((t) => !isSystemTrigger(t)), [data]);
+  const loading = snapshot.isPending && !down;
+  // the last read failed while the engine still answers: the cards keep the previous set and say so
+  const stale = !!data && (down || snapshot.isError);
 
   return (
     <div className="pb-8">
@@ -55,53 +47,55 @@ export function DashboardPage() {
         }
       />
       <div className="space-y-4 p-4 md:p-6">
-        <div className="grid grid-cols-2 gap-3 xl:grid-cols-4">
+        <div
+          className="grid grid-cols-2 gap-3 xl:grid-cols-4"
+          data-testid="dashboard-counters"
+          data-snapshot-at={data?.at ?? ''}
+          data-stale={stale ? 'true' : 'false'}
+        >
           <Counter
             testId="functions"
             label="Functions"
             icon={SquareFunction}
             to="/functions"
-            value={functions.data ? userFunctions.length : undefined}
-            sub={functions.data ? pluralize(functions.data.length - userFunctions.length, 'system function') : undefined}
-            loading={functions.isPending && !down}
+            value={counts?.functions}
+            sub={counts ? pluralize(counts.systemFunctions, 'system function') : undefined}
+            loading={loading}
           />
           <Counter
             testId="triggers"
             label="Triggers"
             icon={Zap}
             to="/triggers"
-            value={triggers.data ? userTriggers.length : undefined}
-            sub={triggers.data ? triggerKinds || 'none bound yet' : undefined}
-            loading={triggers.isPending && !down}
+            value={counts?.triggers}
+            sub={counts ? <TriggerKinds kinds={counts.triggerKinds} /> : undefined}
+            loading={loading}
           />
           <Counter
             testId="workers"
             label="Workers"
             icon={Cpu}
             to="/workers"
-            value={workers.data ? processes.length : undefined}
-            sub={workers.data ? `${pluralize(modules, 'engine module')}` : undefined}
-            loading={workers.isPending && !down}
+            value={counts?.workers}
+            sub={counts ? pluralize(counts.engineModules, 'engine module') : undefined}
+            loading={loading}
           />
           <Counter
             testId="streams"
             label="Streams"
             icon={Radio}
             to="/streams"
-            value={streams.data ? streams.data.length : undefined}
-            sub={
-              streams.data
-                ? pluralize(
-                    userStreams.reduce((n, s) => n + s.groups.length, 0),
-                    'group',
-                  )
-                : isMissingModule(streams.error)
-                  ? 'streams module not loaded'
-                  : undefined
-            }
-            loading={streams.isPending && !down}
+            value={counts?.streams ?? undefined}
+            sub={counts ? (counts.streams === null ? 'streams module not loaded' : pluralize(counts.streamGroups, 'group')) : undefined}
+            loading={loading}
           />
         </div>
+        {stale && !down ? (
+          <p className="flex items-center gap-1.5 text-[12px] text-warn" role="status" data-testid="dashboard-stale">
+            <CloudOff size={13} aria-hidden="true" />
+            Counts as of {formatTime(data.at)}: the last read failed, retrying.
+          </p>
+        ) : null}
         <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
           <ActivityCharts />
         </div>
@@ -114,7 +108,7 @@ export function DashboardPage() {
             }
             description="Where work comes from and which function it reaches. Click a node to open it."
           />
-          {functions.data && triggers.data ? (
+          {data ? (
             userFunctions.length === 0 ? (
               <EmptyState icon={Workflow} title="Nothing to draw yet" compact>
                 Register functions and triggers from a worker (the orders demo starts with <code className="font-mono">npm start</code>) and
@@ -135,6 +129,20 @@ export function DashboardPage() {
         </div>
       </div>
     </div>
+  );
+}
+
+/** The Triggers card's breakdown by kind: each "3 HTTP" whole, wrapping to a second line rather than cut. */
+function TriggerKinds({ kinds }: { kinds: Array<[string, number]> }) {
+  if (kinds.length === 0) return <>none bound yet</>;
+  return (
+    <span className="flex flex-wrap gap-x-2.5 gap-y-0.5" data-testid="trigger-kinds">
+      {kinds.map(([kind, n]) => (
+        <span key={kind} className="whitespace-nowrap" data-testid="trigger-kind">
+          <span className="font-medium text-fg tabular-nums">{n}</span> {kind}
+        </span>
+      ))}
+    </span>
   );
 }
 
@@ -183,7 +191,7 @@ function Counter({
   icon: LucideIcon;
   to: '/functions' | '/triggers' | '/workers' | '/streams';
   value: number | undefined;
-  sub?: string;
+  sub?: ReactNode;
   testId: string;
   loading?: boolean;
 }) {
@@ -209,7 +217,9 @@ function Counter({
       <div className="mt-3 text-[32px] leading-none font-semibold tracking-tight text-fg tabular-nums" data-value={value ?? ''}>
         {value ?? (loading ? <Spinner size={18} className="text-faint" /> : '—')}
       </div>
-      <div className="mt-2 truncate text-[12px] text-muted">{sub ?? '\u00a0'}</div>
+      <div className={cn('mt-2 text-[12px] text-muted', typeof sub === 'string' && 'truncate')} data-testid="counter-sub">
+        {sub ?? '\u00a0'}
+      </div>
     </Link>
   );
 }

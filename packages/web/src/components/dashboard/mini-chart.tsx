@@ -21,6 +21,10 @@ function withAlpha(hex: string, alpha: number): string {
   return `rgba(${Number.parseInt(m[1] as string, 16)}, ${Number.parseInt(m[2] as string, 16)}, ${Number.parseInt(m[3] as string, 16)}, ${alpha})`;
 }
 
+const AXIS_FONT = '10px Inter Variable, sans-serif';
+/** Half of the widest time label ("23:59" at 10 px) and a little air. */
+const AXIS_LABEL_ROOM = 18;
+
 /** A small uPlot area chart that follows its container's width and the theme. */
 export function MiniChart({
   times,
@@ -46,29 +50,36 @@ export function MiniChart({
     if (!el) return;
     const grid = cssVar('--c-line');
     const text = cssVar('--c-faint');
+    // the time labels last drawn, to check after each draw that none is cut by the canvas edge
+    let timeLabels: Array<{ at: number; text: string }> = [];
     const opts: uPlot.Options = {
       width: el.clientWidth || 300,
       height,
       legend: { show: false },
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
-      padding: [8, 4, 0, 0],
+      // room right of the plot for half of the last time label, which is centred on its tick
+      padding: [8, AXIS_LABEL_ROOM, 0, 0],
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
       axes: [
         {
           stroke: text,
           grid: { stroke: grid, width: 1 },
           ticks: { show: false },
-          font: '10px Inter Variable, sans-serif',
+          font: AXIS_FONT,
           space: 70,
           size: 22,
           // HH:MM only: the default two-line date label does not fit a mini chart
-          values: (_u, splits) => splits.map((s) => new Date(s * 1000).toTimeString().slice(0, 5)),
+          values: (_u, splits) => {
+            const labels = splits.map((s) => new Date(s * 1000).toTimeString().slice(0, 5));
+            timeLabels = splits.map((at, i) => ({ at, text: labels[i] as string }));
+            return labels;
+          },
         },
         {
           stroke: text,
           grid: { stroke: grid, width: 1 },
           ticks: { show: false },
-          font: '10px Inter Variable, sans-serif',
+          font: AXIS_FONT,
           size: 34,
           values: (_u, vals) => vals.map((v) => `${v}${unit}`),
         },
@@ -80,6 +91,25 @@ export function MiniChart({
           return { label: s.label, stroke: color, width: 1.75, fill: withAlpha(color, 0.16), points: { show: false } };
         }),
       ],
+      hooks: {
+        // how many time labels reach past the canvas (data-clipped-labels): what a reader would see cut
+        draw: [
+          (u) => {
+            const ctx = u.ctx;
+            ctx.save();
+            ctx.font = AXIS_FONT;
+            const left = u.bbox.left / uPlot.pxRatio;
+            let clipped = 0;
+            for (const { at, text } of timeLabels) {
+              const centre = left + u.valToPos(at, 'x');
+              const half = ctx.measureText(text).width / 2;
+              if (centre - half < 0 || centre + half > u.width) clipped++;
+            }
+            ctx.restore();
+            el.dataset.clippedLabels = String(clipped);
+          },
+        ],
+      },
     };
     const u = new uPlot(opts, [times.map((t) => t / 1000), ...series.map((s) => s.values)], el);
     plot.current = u;
