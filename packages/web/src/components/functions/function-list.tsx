@@ -1,5 +1,5 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { ChevronDown, ChevronRight } from 'lucide-react';
+import { Boxes, ChevronDown, ChevronRight } from 'lucide-react';
 import { useCallback, useEffect, useRef } from 'react';
 import { triggerTone } from '../../lib/trigger-kind.ts';
 import { Badge, CountBadge, StatusDot } from '../ui/badge.tsx';
@@ -16,21 +16,23 @@ export function FunctionList({
   selected,
   onSelect,
   onToggleGroup,
+  onToggleSection,
   compact,
 }: {
   rows: FunctionRow[];
   selected?: string;
   onSelect: (id: string) => void;
   onToggleGroup: (namespace: string) => void;
+  onToggleSection: () => void;
   compact?: boolean;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   // stable callbacks: the virtualizer rebuilds its 10,000-row measurement cache when they change
-  const estimateSize = useCallback((i: number) => (rows[i]?.kind === 'group' ? 34 : 46), [rows]);
+  const estimateSize = useCallback((i: number) => (rows[i]?.kind === 'section' ? 52 : rows[i]?.kind === 'group' ? 34 : 46), [rows]);
   const getItemKey = useCallback(
     (i: number) => {
       const row = rows[i];
-      return row?.kind === 'group' ? `g:${row.namespace}` : `f:${row?.fn.function_id}`;
+      return row?.kind === 'section' ? 's:platform' : row?.kind === 'group' ? `g:${row.namespace}` : `f:${row?.fn.function_id}`;
     },
     [rows],
   );
@@ -81,6 +83,37 @@ export function FunctionList({
               transform: `translateY(${item.start}px)`,
               contain: 'strict' as const,
             };
+            if (row.kind === 'section') {
+              return (
+                <button
+                  key={item.key}
+                  type="button"
+                  style={style}
+                  onClick={onToggleSection}
+                  aria-expanded={!row.collapsed}
+                  data-testid="function-section-platform"
+                  className="flex cursor-pointer items-center gap-2.5 border-y border-line bg-surface-2 px-4 text-left hover:bg-surface-3/70"
+                >
+                  {row.collapsed ? (
+                    <ChevronRight size={14} className="shrink-0 text-muted" />
+                  ) : (
+                    <ChevronDown size={14} className="shrink-0 text-muted" />
+                  )}
+                  <Boxes size={15} className="shrink-0 text-faint" />
+                  <span className="min-w-0 flex-1">
+                    <span className="flex items-center gap-2 text-[12.5px] font-semibold text-fg">
+                      Platform workers <CountBadge value={row.count} />
+                    </span>
+                    <span
+                      className="block truncate text-[11.5px] text-muted"
+                      title="The workers eng brings with it, not your application's"
+                    >
+                      Chat stack, worktrees, console and MCP
+                    </span>
+                  </span>
+                </button>
+              );
+            }
             if (row.kind === 'group') {
               return (
                 <button

@@ -1,7 +1,7 @@
 import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { RefreshCw, SearchX, SquareFunction } from 'lucide-react';
-import { useMemo, useState } from 'react';
-import { useFunctions } from '../../api/functions.ts';
+import { useEffect, useMemo, useState } from 'react';
+import { isSystemFunction, useFunctions } from '../../api/functions.ts';
 import { useTriggers } from '../../api/triggers.ts';
 import { useWorkers, type WorkerRecord } from '../../api/workers.ts';
 import { useKeydown } from '../../lib/keyboard.ts';
@@ -13,7 +13,7 @@ import { SearchInput, Toggle } from '../ui/inputs.tsx';
 import { PageHeader } from '../ui/page-header.tsx';
 import { FunctionDetail } from './function-detail.tsx';
 import { FunctionList } from './function-list.tsx';
-import { buildRows, summariseTriggers, workerOf } from './function-rows.ts';
+import { buildRows, isPlatformFunction, summariseTriggers, workerOf } from './function-rows.ts';
 
 const route = getRouteApi('/functions');
 
@@ -25,16 +25,22 @@ export function FunctionsPage() {
   const triggers = useTriggers();
   const workers = useWorkers();
   const [collapsed, setCollapsed] = useState<Set<string>>(() => new Set());
+  const [platformOpen, setPlatformOpen] = useState(false);
   const query = search.q ?? '';
   const showSystem = search.system ?? false;
 
   const triggerSummary = useMemo(() => summariseTriggers(triggers.data), [triggers.data]);
   const workerMap = useMemo(() => new Map<string, WorkerRecord>((workers.data ?? []).map((w) => [w.id, w])), [workers.data]);
   const { rows, shown, hiddenSystem } = useMemo(
-    () => buildRows(functions.data ?? [], triggerSummary, workerMap, { search: query, showSystem, collapsed }),
-    [functions.data, triggerSummary, workerMap, query, showSystem, collapsed],
+    () => buildRows(functions.data ?? [], triggerSummary, workerMap, { search: query, showSystem, collapsed, platformOpen }),
+    [functions.data, triggerSummary, workerMap, query, showSystem, collapsed, platformOpen],
   );
   const selected = useMemo(() => functions.data?.find((f) => f.function_id === search.fn), [functions.data, search.fn]);
+  // a platform function chosen elsewhere (palette, link, URL) opens its section so the list shows it
+  const selectedIsPlatform = !!selected && !isSystemFunction(selected) && isPlatformFunction(selected);
+  useEffect(() => {
+    if (selectedIsPlatform) setPlatformOpen(true);
+  }, [selectedIsPlatform]);
 
   const setSearch = (patch: Partial<typeof search>) => void navigate({ search: (prev) => ({ ...prev, ...patch }), replace: true });
   useKeydown((e) => {
@@ -103,6 +109,7 @@ export function FunctionsPage() {
               selected={search.fn}
               compact={!!selected}
               onSelect={(id) => setSearch({ fn: id })}
+              onToggleSection={() => setPlatformOpen((open) => !open)}
               onToggleGroup={(ns) =>
                 setCollapsed((prev) => {
                   const next = new Set(prev);
