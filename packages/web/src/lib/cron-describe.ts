@@ -43,3 +43,26 @@ export function describeCron(expression: string): string | undefined {
   if (isNum(sec) && isNum(min) && isNum(hour)) return `Every day at ${pad(hour)}:${pad(min)} UTC`;
   return undefined;
 }
+
+/**
+ * The next runs to show at `now`, from the engine's list (`eng::cron::next_runs`, RFC 3339): only
+ * times still ahead, earliest first, at most `count`. The engine's answer ages while the page is
+ * open; a time that has passed is never shown as "now". `short` says fewer than `count` remain, so
+ * the caller asks the engine again.
+ */
+export function upcomingRuns(runs: readonly string[] | undefined, now: number, count: number): { times: number[]; short: boolean } {
+  const times = [...new Set((runs ?? []).map((iso) => Date.parse(iso)))]
+    .filter((t) => Number.isFinite(t) && t > now)
+    .sort((a, b) => a - b)
+    .slice(0, count);
+  return { times, short: times.length < count };
+}
+
+/** "in 4s", "in 2m 5s", "in 3h 10m", "in 2d": how far ahead a future time is (a fraction of a second rounds up). */
+export function timeUntil(at: number, now: number): string {
+  const s = Math.max(1, Math.ceil((at - now) / 1000));
+  if (s < 60) return `in ${s}s`;
+  if (s < 3600) return `in ${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86_400) return `in ${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `in ${Math.floor(s / 86_400)}d`;
+}

@@ -2,33 +2,43 @@ import { Link } from '@tanstack/react-router';
 import { Clock, Zap } from 'lucide-react';
 import { useEffect, useState } from 'react';
 import { useCronNextRuns, useCronTriggerNow } from '../../api/cron.ts';
-import { describeCron } from '../../lib/cron-describe.ts';
+import { describeCron, timeUntil, upcomingRuns } from '../../lib/cron-describe.ts';
 import { formatDateTime, formatTime } from '../../lib/format.ts';
 import { cronExpression } from '../../lib/trigger-config.ts';
 import { Button } from '../ui/button.tsx';
 import { ErrorNote } from '../ui/empty-state.tsx';
 import { JsonView } from '../ui/json-view.tsx';
 
-function until(ms: number, now: number): string {
-  const s = Math.round((ms - now) / 1000);
-  if (s <= 0) return 'now';
-  if (s < 60) return `in ${s}s`;
-  if (s < 3600) return `in ${Math.floor(s / 60)}m ${s % 60}s`;
-  if (s < 86_400) return `in ${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-  return `in ${Math.floor(s / 86_400)}d`;
-}
+const SHOWN_RUNS = 5;
+/** Asked of the engine: more than shown, so runs that pass while the page is open are replaced without a wait. */
+const ASKED_RUNS = 10;
 
 /** Cron (seed 4.1 op 3): the schedule, the engine's next run times, and Trigger Now. */
 export function CronPanel({ triggerId, config, functionId }: { triggerId: string; config: unknown; functionId: string }) {
   const expression = cronExpression(config);
   const readable = describeCron(expression);
-  const next = useCronNextRuns(triggerId, 5);
+  const next = useCronNextRuns(triggerId, ASKED_RUNS);
   const fire = useCronTriggerNow();
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const timer = window.setInterval(() => setNow(Date.now()), 1000);
     return () => window.clearInterval(timer);
   }, []);
+  // runs that passed drop off; once fewer than SHOWN_RUNS are ahead the engine is asked again
+  // (unless it answered fewer than asked: the schedule has no more)
+  const upcoming = upcomingRuns(next.data?.next_runs, now, SHOWN_RUNS);
+  // the first run leaves the list the moment it is due, not up to a second later
+  const first = upcoming.times[0];
+  useEffect(() => {
+    if (first === undefined) return;
+    const timer = window.setTimeout(() => setNow(Date.now()), Math.max(0, first - Date.now() + 5));
+    return () => window.clearTimeout(timer);
+  }, [first]);
+  const engineHasMore = (next.data?.next_runs.length ?? 0) >= ASKED_RUNS;
+  const { refetch, isFetching, dataUpdatedAt } = next;
+  useEffect(() => {
+    if (upcoming.short && engineHasMore && !isFetching && now - dataUpdatedAt > 1000) void refetch();
+  }, [upcoming.short, engineHasMore, isFetching, now, dataUpdatedAt, refetch]);
   return (
     <div className="space-y-4" data-testid="cron-panel">
       <div className="rounded-lg border border-line bg-surface-2 p-3">
@@ -48,16 +58,16 @@ export function CronPanel({ triggerId, config, functionId }: { triggerId: string
           <ErrorNote title="The engine could not compute the next runs" error={next.error} />
         ) : (
           <ol className="space-y-1 text-[12.5px]" data-testid="cron-next-runs">
-            {(next.data?.next_runs ?? []).map((iso) => {
-              const at = Date.parse(iso);
-              return (
-                <li key={iso} className="flex items-center gap-3 tabular-nums">
-                  <span className="w-40 font-mono text-fg">{formatDateTime(at)}</span>
-                  <span className="text-muted">{until(at, now)}</span>
-                </li>
-              );
-            })}
-            {next.isPending ? <li className="text-muted">Asking the engine…</li> : null}
+            {upcoming.times.map((at) => (
+              <li key={at} className="flex items-center gap-3 tabular-nums" data-testid="cron-next-run" data-at={at}>
+                <span className="w-40 font-mono text-fg">{formatDateTime(at)}</span>
+                <span className="text-muted">{timeUntil(at, now)}</span>
+              </li>
+            ))}
+            {next.isPending || (upcoming.times.length === 0 && engineHasMore) ? <li className="text-muted">Asking the engine…</li> : null}
+            {next.data && upcoming.times.length === 0 && !engineHasMore ? (
+              <li className="text-muted">No further runs: the schedule has ended.</li>
+            ) : null}
           </ol>
         )}
       </div>
