@@ -1,7 +1,7 @@
 import { Download, Eraser, Pause, Play, Plus, X } from 'lucide-react';
 import { useMemo, useState } from 'react';
 import { BUFFER_CAP, type Direction, type MonitorSnapshot, streamMonitor } from '../../api/stream-monitor.ts';
-import { formatBytes, formatCount, formatTime } from '../../lib/format.ts';
+import { formatBytes, formatCount, formatTime, pluralize } from '../../lib/format.ts';
 import { Badge, StatusDot } from '../ui/badge.tsx';
 import { Button, IconButton } from '../ui/button.tsx';
 import { cn } from '../ui/cn.ts';
@@ -165,6 +165,9 @@ function Subscriptions({ monitor }: { monitor: MonitorSnapshot }) {
         <span data-testid="monitor-transport" data-transport={monitor.transport}>
           {monitor.transport === 'socket' ? 'WebSocket' : monitor.transport === 'triggers' ? 'Stream triggers' : 'Connecting'}
         </span>
+      </span>
+      <span className="mr-1 text-[12px] text-faint" data-testid="subscription-count" data-value={monitor.subscriptions.length}>
+        {monitor.subscriptions.length === 0 ? 'No subscriptions' : `${pluralize(monitor.subscriptions.length, 'subscription')}:`}
       </span>
       {monitor.subscriptions.map((s) => (
         <span

@@ -76,7 +76,9 @@ export function StreamsPage() {
             value={view}
             onChange={(v) => set({ view: v === 'monitor' ? undefined : v }, true)}
             items={[
-              { value: 'monitor', label: 'Live monitor', count: monitor.subscriptions.length },
+              // the messages the monitor received, the same number as its Total counter (the
+              // subscriptions are counted where they are listed, below)
+              { value: 'monitor', label: 'Live monitor', count: monitor.counters.total },
               { value: 'items', label: 'Stored items' },
             ]}
           />
