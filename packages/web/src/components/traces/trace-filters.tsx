@@ -96,7 +96,7 @@ export function TraceFilterBar({ search, nav }: { search: TracesSearch; nav: Tra
           value={search.q}
           onCommit={(q) => nav({ q }, { replace: true })}
           placeholder="Search spans, services, ids…"
-          className="w-full sm:w-60"
+          className="w-full sm:w-64"
         />
         <Tabs
           label="Status"

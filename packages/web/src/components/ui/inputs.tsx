@@ -1,5 +1,5 @@
 import { Search, X } from 'lucide-react';
-import { forwardRef, type InputHTMLAttributes, type SelectHTMLAttributes } from 'react';
+import { forwardRef, type InputHTMLAttributes, type RefObject, type SelectHTMLAttributes, useLayoutEffect, useRef, useState } from 'react';
 import { cn } from './cn.ts';
 
 /** Width utilities in `className` replace the default full width (no class merging library). */
@@ -28,17 +28,23 @@ export function SearchInput({
   value,
   onChange,
   placeholder = 'Search…',
+  shortPlaceholder,
   className,
 }: {
   value: string;
   onChange: (value: string) => void;
   placeholder?: string;
+  /** Shown instead of `placeholder` when the box is too narrow for it (default: its first word and "…"). */
+  shortPlaceholder?: string;
   className?: string;
 }) {
+  const input = useRef<HTMLInputElement>(null);
+  const shown = useFittingPlaceholder(input, placeholder, shortPlaceholder);
   return (
     <div className={cn('relative', className)}>
       <Search size={14} className="pointer-events-none absolute top-1/2 left-2.5 -translate-y-1/2 text-faint" />
       <input
+        ref={input}
         data-search
         type="search"
         value={value}
@@ -49,8 +55,9 @@ export function SearchInput({
             onChange('');
           }
         }}
-        placeholder={placeholder}
+        placeholder={shown}
         aria-label={placeholder}
+        title={shown !== placeholder ? placeholder : undefined}
         className={cn(field, 'w-full pr-7 pl-8 [&::-webkit-search-cancel-button]:hidden')}
       />
       {value ? (
@@ -101,4 +108,52 @@ export function Toggle({
       {label}
     </label>
   );
+}
+
+let measureCtx: CanvasRenderingContext2D | null | undefined;
+
+/** Width of `text` in the input's font, in CSS px. */
+function textWidth(el: HTMLElement, text: string): number {
+  if (measureCtx === undefined) measureCtx = document.createElement('canvas').getContext('2d');
+  if (!measureCtx) return 0;
+  const cs = getComputedStyle(el);
+  measureCtx.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+  return measureCtx.measureText(text).width;
+}
+
+/**
+ * A placeholder is never shown cut off (issue 25 item 15): when the box is narrower than the full
+ * text (a phone, a toolbar that wraps), the short form is shown, then the first word and "…", then
+ * nothing; the full text stays the accessible name and the tooltip. Re-measured when the box
+ * resizes and when the web font arrives.
+ */
+function useFittingPlaceholder(ref: RefObject<HTMLInputElement | null>, full: string, short?: string): string {
+  const [shown, setShown] = useState(full);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const firstWord = full.split(/\s+/)[0]?.replace(/[…,.:]+$/, '') ?? '';
+    const candidates = [full, short, firstWord && firstWord !== full ? `${firstWord}…` : undefined, ''].filter(
+      (c): c is string => c !== undefined,
+    );
+    const fit = () => {
+      const cs = getComputedStyle(el);
+      const room = el.clientWidth - Number.parseFloat(cs.paddingLeft) - Number.parseFloat(cs.paddingRight);
+      // not laid out (hidden): keep the full text
+      if (room <= 0) return setShown(full);
+      setShown(candidates.find((c) => textWidth(el, c) <= room) ?? '');
+    };
+    fit();
+    const observer = new ResizeObserver(fit);
+    observer.observe(el);
+    let live = true;
+    void document.fonts?.ready.then(() => {
+      if (live) fit();
+    });
+    return () => {
+      live = false;
+      observer.disconnect();
+    };
+  }, [ref, full, short]);
+  return shown;
 }
