@@ -338,7 +338,7 @@ test('live updates: new traces appear, held while hovering and while paused', as
   await page.getByTestId('live-toggle').click();
   await expect(page.getByTestId('trace-summary')).toContainText('Paused');
   const third = await send('live-probe three');
-  await expect(page.getByTestId('held-updates')).toContainText('New data waiting', { timeout: 8000 });
+  await expect(page.getByTestId('held-updates')).toHaveText('Paused — 1 new', { timeout: 8000 });
   await expect(row(page, third)).toHaveCount(0);
   await page.getByTestId('live-toggle').click();
   await expect(row(page, third)).toBeVisible({ timeout: 8000 });
@@ -376,8 +376,10 @@ test('panels resize by dragging and reset on double-click', async ({ page, conso
   expect((await listPane.boundingBox())?.width ?? 0).toBeCloseTo(after, -1);
   await handle.dblclick();
   expect((await listPane.boundingBox())?.width ?? 0).toBeCloseTo(before, -1);
-  // the span panel has its own handle
+  // the span panel has its own handle (beside the waterfall where both fit: a wide window)
+  await page.setViewportSize({ width: 1920, height: 1000 });
   const panelHandle = page.getByRole('separator', { name: 'Span detail panel' });
+  await expect(panelHandle).toHaveAttribute('aria-orientation', 'vertical');
   await expect(panelHandle).toBeVisible();
   const panel = page.getByTestId('span-panel');
   const w0 = (await panel.boundingBox())?.width ?? 0;

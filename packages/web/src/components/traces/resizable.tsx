@@ -40,8 +40,10 @@ export function useStoredSize(key: string, initial: number, min: number, max: nu
 }
 
 /**
- * A vertical drag handle. `direction: 1` grows the panel when dragged right (panel on the left),
- * `-1` when dragged left (panel on the right). Arrow keys resize by 16 px.
+ * A drag handle between two panels. Vertical (the default, panels side by side): `direction: 1`
+ * grows the panel when dragged right (panel on the left), `-1` when dragged left (panel on the
+ * right). Horizontal (panels stacked): `1` grows the panel when dragged down (panel above), `-1`
+ * when dragged up (panel below). Arrow keys resize by 16 px.
  */
 export function ResizeHandle({
   size,
@@ -52,6 +54,7 @@ export function ResizeHandle({
   min,
   max,
   className,
+  orientation = 'vertical',
 }: {
   size: number;
   onResize: (size: number) => void;
@@ -61,17 +64,19 @@ export function ResizeHandle({
   min: number;
   max: number;
   className?: string;
+  orientation?: 'vertical' | 'horizontal';
 }) {
   const [dragging, setDragging] = useState(false);
+  const vertical = orientation === 'vertical';
   const onPointerDown = (e: ReactPointerEvent<HTMLDivElement>) => {
     if (e.button !== 0) return;
     e.preventDefault();
-    const startX = e.clientX;
+    const start = vertical ? e.clientX : e.clientY;
     const startSize = size;
     const target = e.currentTarget;
     target.setPointerCapture(e.pointerId);
     setDragging(true);
-    const move = (ev: PointerEvent) => onResize(startSize + direction * (ev.clientX - startX));
+    const move = (ev: PointerEvent) => onResize(startSize + direction * ((vertical ? ev.clientX : ev.clientY) - start));
     const up = () => {
       setDragging(false);
       target.removeEventListener('pointermove', move);
@@ -86,7 +91,7 @@ export function ResizeHandle({
     // biome-ignore lint/a11y/useSemanticElements: a focusable splitter has no native element
     <div
       role="separator"
-      aria-orientation="vertical"
+      aria-orientation={orientation}
       aria-label={label}
       aria-valuenow={size}
       aria-valuemin={min}
@@ -96,16 +101,27 @@ export function ResizeHandle({
       onPointerDown={onPointerDown}
       onDoubleClick={onReset}
       onKeyDown={(e) => {
-        if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+        const [less, more] = vertical ? ['ArrowLeft', 'ArrowRight'] : ['ArrowUp', 'ArrowDown'];
+        if (e.key === less || e.key === more) {
           e.preventDefault();
-          onResize(size + (e.key === 'ArrowRight' ? 16 : -16) * direction);
+          onResize(size + (e.key === more ? 16 : -16) * direction);
         }
       }}
       className={cn(
-        'group relative z-10 w-1.5 shrink-0 cursor-col-resize touch-none select-none outline-none',
-        'before:absolute before:inset-y-0 before:left-1/2 before:w-px before:-translate-x-1/2 before:bg-line before:transition-colors',
-        'hover:before:w-0.5 hover:before:bg-accent focus-visible:before:w-0.5 focus-visible:before:bg-accent',
-        dragging && 'before:w-0.5 before:bg-accent',
+        'group relative z-10 shrink-0 touch-none select-none outline-none',
+        vertical
+          ? cn(
+              'w-1.5 cursor-col-resize',
+              'before:absolute before:inset-y-0 before:left-1/2 before:w-px before:-translate-x-1/2 before:bg-line before:transition-colors',
+              'hover:before:w-0.5 hover:before:bg-accent focus-visible:before:w-0.5 focus-visible:before:bg-accent',
+              dragging && 'before:w-0.5 before:bg-accent',
+            )
+          : cn(
+              'h-1.5 w-full cursor-row-resize',
+              'before:absolute before:inset-x-0 before:top-1/2 before:h-px before:-translate-y-1/2 before:bg-line before:transition-colors',
+              'hover:before:h-0.5 hover:before:bg-accent focus-visible:before:h-0.5 focus-visible:before:bg-accent',
+              dragging && 'before:h-0.5 before:bg-accent',
+            ),
         className,
       )}
     />

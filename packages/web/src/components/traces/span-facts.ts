@@ -28,10 +28,17 @@ export function functionIdOf(span: Pick<StoredSpan, 'attributes' | 'name'>): str
   return match?.[1];
 }
 
-/** Seed 2.6 "Root Span": the function a trace ran, `enqueue: <topic>` for a message, else the name. */
+/**
+ * Seed 2.6 "Root Span": the function a trace ran, `enqueue: <topic>` for a message, else the name.
+ * A cron firing (`cron_trigger`, named by engine-protocol §8.1) names the function it fired.
+ */
 export function displayName(span: Pick<StoredSpan, 'attributes' | 'name'>): string {
   const topic = attr(span.attributes, 'messaging.destination.name');
   if (topic && /enqueue|publish|send/i.test(span.name)) return `enqueue: ${topic}`;
+  if (span.name === 'cron_trigger') {
+    const fn = firstAttr(span.attributes, ['function_id', 'eng.trigger.function_id', 'iii.trigger.function_id']);
+    if (fn) return `cron_trigger · ${fn}`;
+  }
   return span.name;
 }
 

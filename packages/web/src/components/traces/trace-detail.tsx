@@ -3,6 +3,7 @@ import { lazy, type ReactNode, Suspense, useMemo } from 'react';
 import { useTraceSpans } from '../../api/traces.ts';
 import { formatDateTime, formatDuration, pluralize } from '../../lib/format.ts';
 import { Button, IconButton } from '../ui/button.tsx';
+import { cn } from '../ui/cn.ts';
 import { CopyButton } from '../ui/copy-button.tsx';
 import { EmptyState, ErrorNote } from '../ui/empty-state.tsx';
 import { Spinner } from '../ui/spinner.tsx';
@@ -13,10 +14,11 @@ import { ResizeHandle, useStoredSize } from './resizable.tsx';
 import { ServiceBreakdown } from './service-breakdown.tsx';
 import { displayName, statusOf } from './span-facts.ts';
 import { SpanPanel } from './span-panel.tsx';
+import { STACK_VIEW_MIN_HEIGHT, spanPanelLayout } from './span-panel-layout.ts';
 import { StatusBadge } from './status-badge.tsx';
 import { buildTraceModel, type TraceModel } from './trace-model.ts';
 import type { SpanTab, TraceView } from './trace-search.ts';
-import { useWidthRef } from './use-element-width.ts';
+import { useSizeRef } from './use-element-width.ts';
 import { Waterfall } from './waterfall.tsx';
 
 // heavy views are their own chunks (initial JS budget, issue 6)
@@ -64,9 +66,10 @@ export function TraceDetail({
   const spans = useTraceSpans(traceId);
   const model = useMemo(() => (spans.data && spans.data.length > 0 ? buildTraceModel(spans.data) : undefined), [spans.data]);
   const panel = useStoredSize('span-panel', 400, 300, 900);
-  // a narrow trace (phone, small window) shows the span detail over the view instead of squeezing both
-  const [bodyRef, bodyWidth] = useWidthRef<HTMLDivElement>();
-  const overlay = bodyWidth > 0 && bodyWidth < panel.size + VIEW_MIN_WIDTH;
+  const stackedPanel = useStoredSize('span-panel-height', 320, 180, 900);
+  const [bodyRef, body] = useSizeRef<HTMLDivElement>();
+  const layout = spanPanelLayout(body.width, body.height, panel.size);
+  const bodyWidth = body.width;
 
   if (spans.isPending) {
     return (
@@ -104,8 +107,13 @@ export function TraceDetail({
       <div className="border-y border-line px-4 py-2">
         <Tabs label="Trace views" items={VIEWS} value={view} onChange={onView} />
       </div>
-      <div className="relative flex min-h-0 flex-1" ref={bodyRef}>
-        <div className="min-w-0 flex-1">
+      <div
+        className={cn('relative flex min-h-0 flex-1', selected && layout === 'stack' && 'flex-col')}
+        ref={bodyRef}
+        data-testid="trace-body"
+        data-span-layout={selected ? layout : undefined}
+      >
+        <div className="min-h-0 min-w-0 flex-1">
           <Suspense
             fallback={
               <div className="flex h-full items-center justify-center gap-2 text-sm text-muted">
@@ -120,7 +128,35 @@ export function TraceDetail({
             {view === 'flow' ? <TraceFlow model={model} selectedId={spanId} onSelect={onSelectSpan} /> : null}
           </Suspense>
         </div>
-        {selected && overlay ? (
+        {selected && layout === 'stack' ? (
+          <>
+            <ResizeHandle
+              label="Span detail panel"
+              orientation="horizontal"
+              size={Math.min(stackedPanel.size, body.height - STACK_VIEW_MIN_HEIGHT)}
+              min={stackedPanel.min}
+              max={stackedPanel.max}
+              direction={-1}
+              onResize={stackedPanel.setSize}
+              onReset={stackedPanel.reset}
+            />
+            <div
+              className="shrink-0 border-t border-line"
+              style={{ height: Math.min(stackedPanel.size, body.height - STACK_VIEW_MIN_HEIGHT) }}
+              data-testid="span-panel-stacked"
+            >
+              <SpanPanel
+                model={model}
+                node={selected}
+                tab={tab}
+                onTab={onTab}
+                onSelect={onSelectSpan}
+                onOpenTrace={onOpenTrace}
+                onClose={() => onSelectSpan(undefined)}
+              />
+            </div>
+          </>
+        ) : selected && layout === 'overlay' ? (
           <div
             className="absolute inset-y-0 right-0 z-10 border-l border-line shadow-pop"
             style={{ width: bodyWidth < 560 ? '100%' : Math.min(panel.size, bodyWidth - 48) }}
@@ -164,9 +200,6 @@ export function TraceDetail({
     </section>
   );
 }
-
-/** The waterfall (or another view) keeps at least this much beside the span panel; less, and the panel overlays it. */
-const VIEW_MIN_WIDTH = 420;
 
 function TraceHeader({ model, onClose }: { model: TraceModel; onClose: () => void }) {
   const root = model.criticalPath[0];

@@ -63,6 +63,12 @@ export function TracesPage() {
   const listKey = `${filtersKey}|${page}|${size}`;
   const held = useHeldData(list.data, listKey, hold, list.isPlaceholderData);
   const rows = held.shown?.spans;
+  // traces the held list does not show yet ("paused — 3 new")
+  const waiting = useMemo(() => {
+    if (!held.held || !list.data || !rows) return 0;
+    const shownIds = new Set(rows.map((r) => r.trace_id));
+    return list.data.spans.filter((r) => !shownIds.has(r.trace_id)).length;
+  }, [held.held, list.data, rows]);
   const fresh = useNewIds(
     useMemo(() => rows?.map((r) => r.trace_id), [rows]),
     filtersKey,
@@ -127,8 +133,14 @@ export function TracesPage() {
           aria-label="Trace list"
           className={cn('flex min-h-0 flex-col bg-surface', open ? 'shrink-0' : 'min-w-0 flex-1', listHidden && 'hidden')}
           style={open ? { width: Math.min(listPane.size, Math.max(260, bodyWidth - DETAIL_MIN_WIDTH)) } : undefined}
-          onMouseEnter={() => setHovering(true)}
-          onMouseLeave={() => setHovering(false)}
+          // the list holds still under the pointer: rows never move while someone is about to click one
+          onPointerEnter={() => setHovering(true)}
+          onPointerMove={() => {
+            // a list drawn under a pointer that did not move in (layout change, reload) holds from its first movement
+            if (!hovering) setHovering(true);
+          }}
+          onPointerLeave={() => setHovering(false)}
+          data-hovering={hovering ? 'true' : undefined}
         >
           <div className="flex h-9 shrink-0 items-center gap-3 border-b border-line px-3 text-xs text-muted" data-testid="trace-summary">
             <span className={cn('inline-flex items-center gap-1.5', live ? 'text-ok' : 'text-warn')}>
@@ -148,8 +160,9 @@ export function TracesPage() {
             ) : null}
             {group !== 'none' && shownGroups.shown ? <span>{pluralize(shownGroups.shown.length, 'group')}</span> : null}
             {held.held || shownGroups.held ? (
-              <span className="ml-auto text-accent" data-testid="held-updates">
-                {live ? 'New data held while you hover' : 'New data waiting'}
+              <span className="ml-auto truncate text-accent" data-testid="held-updates" data-new={waiting}>
+                {live ? 'Paused while you point here' : 'Paused'}
+                {waiting > 0 ? ` — ${waiting} new` : group === 'none' ? ' — updates waiting' : ' — new data waiting'}
               </span>
             ) : null}
           </div>

@@ -36,3 +36,21 @@ export function useWidthRef<T extends HTMLElement>(): [(el: T | null) => void, n
   }, [el]);
   return [setEl, width];
 }
+
+/** Width and height of an element that may mount later (see useWidthRef). */
+export function useSizeRef<T extends HTMLElement>(): [(el: T | null) => void, { width: number; height: number }] {
+  const [el, setEl] = useState<T | null>(null);
+  const [size, setSize] = useState({ width: 0, height: 0 });
+  useLayoutEffect(() => {
+    if (!el) return;
+    const rect = el.getBoundingClientRect();
+    setSize({ width: rect.width, height: rect.height });
+    const observer = new ResizeObserver((entries) => {
+      const entry = entries[0];
+      if (entry) setSize({ width: entry.contentRect.width, height: entry.contentRect.height });
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [el]);
+  return [setEl, size];
+}
