@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { contrastViolations, horizontalOverflow, phoneLayoutDefects } from './fixtures/a11y.ts';
 import { call, createOrder, randomTag } from './fixtures/engine-client.ts';
-import { type LaunchedStack, launchedStackFixture, startLaunchedStack } from './fixtures/launched-stack.ts';
+import { type LaunchedStack, launchedStackFixture } from './fixtures/launched-stack.ts';
 import { type ConsoleProcess, consoleArgsFor, type Stack, startConsole } from './fixtures/stack.ts';
 import { ARTIFACTS, test as base, expect } from './fixtures/test.ts';
 
