@@ -331,10 +331,14 @@ describe('ids are capped at 256 bytes and logged on one line (item 13)', () => {
 
   it('escapes newlines and escape sequences of foreign ids and worker log bodies in the engine log', async () => {
     const client = await worker('newline-ids');
+    const other = await worker('newline-ids-2');
     const forged = '2030-01-01T00:00:00.000Z ERROR [engine] forged line';
-    // a reserved id is refused and logged with the id in the line
-    client.send({ type: 'registerfunction', id: `engine::evil\n${forged}\u001b[31m` });
-    await client.next((f) => f.type === 'registrationrejected', 10_000);
+    // a second worker taking over an id is logged with the id in the line (built-ins are reserved by
+    // exact id now, so a made-up engine:: id is no longer refused: a takeover is the logged case)
+    const evil = `dup::evil\n${forged}\u001b[31m`;
+    client.send({ type: 'registerfunction', id: evil });
+    await waitFor(async () => (await functionIds()).includes(evil), 10_000);
+    other.send({ type: 'registerfunction', id: evil });
     // a worker's log record (OTLP) printed by logs_console_output: body and service name are foreign
     const record = {
       resourceLogs: [
@@ -356,7 +360,7 @@ describe('ids are capped at 256 bytes and logged on one line (item 13)', () => {
     };
     expect((await post('/v1/logs', JSON.stringify(record))).status).toBe(200);
     await waitFor(() => engine.logs().includes('worker says\\nFORGED-BY-BODY'), 10_000);
-    await waitFor(() => engine.logs().includes(`engine::evil\\n${forged}\\u001b[31m`), 10_000);
+    await waitFor(() => engine.logs().includes(`dup::evil\\n${forged}\\u001b[31m`), 10_000);
 
     const lines = engine.logs().split('\n');
     expect(lines.some((line) => line.startsWith(forged))).toBe(false);
