@@ -1,5 +1,7 @@
 import type { FunctionRecord, TriggerRecord, WorkerRecord } from '@eng/protocol';
+import { QueryClient } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
+import { createShutdownRollback } from '../src/api/shutdown-rollback.ts';
 import {
   countsOf,
   type DashboardSnapshot,
@@ -255,5 +257,30 @@ describe('span panel placement', () => {
     expect(spanPanelLayout(1334, 700, 400)).toBe('side');
     expect(spanPanelLayout(390, 700, 400)).toBe('overlay');
     expect(spanPanelLayout(854, 300, 400)).toBe('overlay');
+  });
+});
+
+describe('shutdown rollback and a page still loading', () => {
+  it('a list that loaded after the burst began is put back too, as it was before the departures', () => {
+    let t = 1_000_000;
+    const qc = new QueryClient();
+    const rollback = createShutdownRollback(qc, [['functions'], ['workers']], () => t);
+    // the page loads: its own live registration is the first event, before the workers list arrived
+    qc.setQueryData(['functions', 'list'], ['orders::create']);
+    rollback.beforeLiveRefresh();
+    t += 300;
+    qc.setQueryData(['workers', 'list'], ['orders']);
+    qc.setQueryData(['functions', 'dashboard-snapshot'], { workers: 1, functions: 1 });
+    // seconds later the engine stops its workers: events, then the refetches answer without them
+    t += 3000;
+    rollback.beforeLiveRefresh();
+    qc.setQueryData(['functions', 'list'], []);
+    qc.setQueryData(['workers', 'list'], []);
+    qc.setQueryData(['functions', 'dashboard-snapshot'], { workers: 0, functions: 0 });
+    t += 150;
+    expect(rollback.onDisconnected(1001)).toBe(true);
+    expect(qc.getQueryData(['functions', 'list'])).toEqual(['orders::create']);
+    expect(qc.getQueryData(['workers', 'list'])).toEqual(['orders']);
+    expect(qc.getQueryData(['functions', 'dashboard-snapshot'])).toEqual({ workers: 1, functions: 1 });
   });
 });

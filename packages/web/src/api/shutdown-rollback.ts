@@ -21,10 +21,6 @@ export function createShutdownRollback(queryClient: QueryClient, liveKeys: Query
     /** Call before a live event invalidates the live queries. */
     beforeLiveRefresh(): void {
       const t = now();
-      if (snapshot && t - snapshot.lastEventAt < BURST_MS) {
-        snapshot.lastEventAt = t;
-        return;
-      }
       const entries = liveKeys.flatMap((queryKey) =>
         queryClient
           .getQueryCache()
@@ -32,6 +28,15 @@ export function createShutdownRollback(queryClient: QueryClient, liveKeys: Query
           .filter((q) => q.state.data !== undefined)
           .map((q) => ({ key: q.queryKey, data: q.state.data, updatedAt: q.state.dataUpdatedAt })),
       );
+      if (snapshot && t - snapshot.lastEventAt < BURST_MS) {
+        snapshot.lastEventAt = t;
+        // a query that had no data when the burst began (the page was still loading: its own
+        // registration is an event too) is remembered as it is now, before this event refetches it;
+        // else an outage put back some lists and left the others emptied (issue 25 item 14)
+        const known = new Set(snapshot.entries.map((e) => JSON.stringify(e.key)));
+        for (const entry of entries) if (!known.has(JSON.stringify(entry.key))) snapshot.entries.push(entry);
+        return;
+      }
       snapshot = { startedAt: t, lastEventAt: t, entries };
     },
     /** The connection closed: after an engine shutdown (1001) right after a burst, show what was there before it. */

@@ -149,20 +149,32 @@ export function TracesPage() {
             </span>
             {group === 'none' && held.shown ? (
               <>
-                <span data-testid="trace-total">{pluralize(held.shown.total, 'trace')}</span>
+                <span className="whitespace-nowrap" data-testid="trace-total">
+                  {pluralize(held.shown.total, 'trace')}
+                </span>
                 {stats && !open ? (
                   <>
-                    <span className={stats.errors > 0 ? 'text-bad' : undefined}>{pluralize(stats.errors, 'error')} on this page</span>
-                    <span>avg {formatDuration(stats.avg)}</span>
+                    <span className={cn('min-w-0 truncate', stats.errors > 0 && 'text-bad')}>
+                      {pluralize(stats.errors, 'error')} on this page
+                    </span>
+                    <span className="shrink-0 whitespace-nowrap max-sm:hidden">avg {formatDuration(stats.avg)}</span>
                   </>
                 ) : null}
               </>
             ) : null}
             {group !== 'none' && shownGroups.shown ? <span>{pluralize(shownGroups.shown.length, 'group')}</span> : null}
             {held.held || shownGroups.held ? (
-              <span className="ml-auto truncate text-accent" data-testid="held-updates" data-new={waiting}>
-                {live ? 'Paused while you point here' : 'Paused'}
-                {waiting > 0 ? ` — ${waiting} new` : group === 'none' ? ' — updates waiting' : ' — new data waiting'}
+              <span
+                className="ml-auto shrink-0 whitespace-nowrap text-accent"
+                data-testid="held-updates"
+                data-new={waiting}
+                title={
+                  live
+                    ? 'The list holds still while the pointer is over it; what arrived meanwhile shows when it leaves'
+                    : 'Live updates are paused; Resume shows what arrived meanwhile'
+                }
+              >
+                Paused — {waiting > 0 ? `${waiting} new` : 'updates waiting'}
               </span>
             ) : null}
           </div>

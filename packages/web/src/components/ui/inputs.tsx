@@ -55,11 +55,26 @@ export function SearchInput({
             onChange('');
           }
         }}
-        placeholder={shown}
+        // the attribute stays the full text (accessible name, getByPlaceholder); a box too narrow
+        // for it shows the short form drawn over the field instead of a cut native placeholder
+        placeholder={placeholder}
         aria-label={placeholder}
         title={shown !== placeholder ? placeholder : undefined}
-        className={cn(field, 'w-full pr-7 pl-8 [&::-webkit-search-cancel-button]:hidden')}
+        className={cn(
+          field,
+          'w-full pr-7 pl-8 [&::-webkit-search-cancel-button]:hidden',
+          shown !== placeholder && 'placeholder:text-transparent',
+        )}
       />
+      {shown !== placeholder && !value ? (
+        <span
+          aria-hidden="true"
+          data-placeholder-fit
+          className="pointer-events-none absolute inset-y-0 right-7 left-8 flex items-center overflow-hidden text-[13px] whitespace-nowrap text-faint"
+        >
+          {shown}
+        </span>
+      ) : null}
       {value ? (
         <button
           type="button"
@@ -124,8 +139,8 @@ function textWidth(el: HTMLElement, text: string): number {
 /**
  * A placeholder is never shown cut off (issue 25 item 15): when the box is narrower than the full
  * text (a phone, a toolbar that wraps), the short form is shown, then the first word and "…", then
- * nothing; the full text stays the accessible name and the tooltip. Re-measured when the box
- * resizes and when the web font arrives.
+ * nothing; the full text stays the placeholder attribute, the accessible name and the tooltip.
+ * Re-measured when the box resizes and when the web font arrives.
  */
 function useFittingPlaceholder(ref: RefObject<HTMLInputElement | null>, full: string, short?: string): string {
   const [shown, setShown] = useState(full);
