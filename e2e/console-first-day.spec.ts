@@ -372,6 +372,8 @@ test('Functions: the applicationâ€™s functions come first, the platform workersâ
       await expect(list.locator('[data-function-id="orders::create"]')).toBeVisible();
       // the first rows are the application's
       expect(ids).not.toContain(await list.locator('[data-function-id]').first().getAttribute('data-function-id'));
+      // the end of the (virtualised) list
+      await list.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
       const section = page.getByTestId('function-section-platform');
       await expect(section).toHaveAttribute('aria-expanded', 'false');
       await expect(section).toContainText(String(ids.length));
@@ -380,7 +382,6 @@ test('Functions: the applicationâ€™s functions come first, the platform workersâ
       const sectionTop = (await section.boundingBox())?.y ?? 0;
       const lastAppTop = (await list.locator('[data-function-id="reports::hourly_summary"]').boundingBox())?.y ?? Number.POSITIVE_INFINITY;
       expect(sectionTop).toBeGreaterThan(lastAppTop);
-      await section.scrollIntoViewIfNeeded();
       await shoot(page, 'functions', width);
     }
     // search finds what the collapsed section holds
@@ -392,8 +393,9 @@ test('Functions: the applicationâ€™s functions come first, the platform workersâ
     // and a click opens it
     await page.getByTestId('function-section-platform').click();
     await expect(page.getByTestId('function-section-platform')).toHaveAttribute('aria-expanded', 'true');
+    await page.getByTestId('function-scroller').evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
     await expect(page.locator('[data-function-id="harness::send"]')).toBeVisible();
-    await page.locator('[data-function-id="session::list"]').scrollIntoViewIfNeeded();
+    await expect(page.locator('[data-function-id="session::list"]')).toBeVisible();
     await shoot(page, 'functions-platform-open', 1440);
   } finally {
     await platform.close();
