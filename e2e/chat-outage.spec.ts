@@ -132,7 +132,13 @@ async function shoot(page: Page, name: string) {
       await page.evaluate(async (t) => {
         document.documentElement.setAttribute('data-theme', t);
         // the colours change with a transition: the shot is of the end state
-        await Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined)));
+        await Promise.all(
+          document
+            .getAnimations()
+            // finite ones only: a spinner never finishes
+            .filter((a) => Number.isFinite(Number(a.effect?.getComputedTiming().endTime)))
+            .map((a) => a.finished.catch(() => undefined)),
+        );
       }, theme);
       await page.screenshot({ path: `${SHOTS}${name}-${theme}-${width}.png` });
     }

@@ -220,12 +220,49 @@ test('sessions made by other clients: listed once they have a transcript, marked
     for (const theme of ['dark', 'light'] as const) {
       await page.evaluate(async (t) => {
         document.documentElement.setAttribute('data-theme', t);
-        await Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined)));
+        await Promise.all(
+          document
+            .getAnimations()
+            // finite ones only: a spinner never finishes
+            .filter((a) => Number.isFinite(Number(a.effect?.getComputedTiming().endTime)))
+            .map((a) => a.finished.catch(() => undefined)),
+        );
       }, theme);
       await page.screenshot({ path: `${SHOTS}origins-${theme}-${width}.png` });
     }
   }
   await page.setViewportSize({ width: 1440, height: 900 });
+});
+
+test('ids an older console kept in local storage still show while the engine has them, and are forgotten when it does not', async ({
+  page,
+  consoleUrl,
+}) => {
+  // a session that neither list query finds (not the console's, no transcript), and one the store never had
+  const { session_id: kept } = await chat.client.call<{ session_id: string }>('session::create', {
+    title: 'Kept by an older console',
+    metadata: { surface: 'elsewhere' },
+  });
+  await page.addInitScript(
+    ({ ids }) => {
+      if (sessionStorage.getItem('legacy-seeded')) return;
+      sessionStorage.setItem('legacy-seeded', '1');
+      localStorage.setItem(
+        'eng-chat',
+        JSON.stringify({ conversations: ids, active: ids[0], mode: 'agent', sidebar: { collapsed: false } }),
+      );
+    },
+    { ids: [kept, 'console-gone-long-ago'] },
+  );
+  await openChat(page, consoleUrl, 'dark', true);
+  await expect(row(page, kept)).toBeVisible({ timeout: 20_000 });
+  await expect(row(page, kept).getByTestId('conversation-title')).toHaveText('Kept by an older console');
+  await expect(row(page, 'console-gone-long-ago')).toHaveCount(0);
+  await expect
+    .poll(async () => JSON.parse((await page.evaluate(() => localStorage.getItem('eng-chat'))) ?? '{}').legacyConversations)
+    .toEqual([kept]);
+  // the old "active" no longer opens anything: #/chat is a new conversation
+  await expect(page.getByTestId('chat-empty')).toBeVisible();
 });
 
 test('an unknown conversation id says so, and offers a new chat', async ({ page, consoleUrl }) => {
@@ -241,7 +278,13 @@ test('an unknown conversation id says so, and offers a new chat', async ({ page,
   for (const theme of ['dark', 'light'] as const) {
     await page.evaluate(async (t) => {
       document.documentElement.setAttribute('data-theme', t);
-      await Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined)));
+      await Promise.all(
+        document
+          .getAnimations()
+          // finite ones only: a spinner never finishes
+          .filter((a) => Number.isFinite(Number(a.effect?.getComputedTiming().endTime)))
+          .map((a) => a.finished.catch(() => undefined)),
+      );
     }, theme);
     await page.screenshot({ path: `${SHOTS}not-found-${theme}-1440.png` });
   }

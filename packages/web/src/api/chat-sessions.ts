@@ -173,8 +173,8 @@ export function useConversations() {
  * clears the composer, so no empty sessions pile up). The id was chosen when the draft began, so
  * a working directory picked before the first message already belongs to it.
  */
-export async function createConversation(queryClient: QueryClient, sessionId: string): Promise<SessionMeta> {
-  const res = await callEngine<{ session_id: string; meta: SessionMeta }>('session::ensure', {
+export async function createConversation(queryClient: QueryClient, sessionId: string): Promise<{ meta: SessionMeta; created: boolean }> {
+  const res = await callEngine<{ session_id: string; meta: SessionMeta; created: boolean }>('session::ensure', {
     session_id: sessionId,
     metadata: CONSOLE_METADATA,
   });
@@ -182,7 +182,7 @@ export async function createConversation(queryClient: QueryClient, sessionId: st
     res.meta,
     ...(l ?? []).filter((s) => s.session_id !== res.meta.session_id),
   ]);
-  return res.meta;
+  return { meta: res.meta, created: res.created };
 }
 
 /** A new conversation's session id, chosen by the console (console-worker.md: `console-<uuid>`). */

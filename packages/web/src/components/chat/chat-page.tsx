@@ -40,6 +40,30 @@ function useStable<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) 
 
 const NO_CONVERSATIONS: never[] = [];
 
+/**
+ * The id the new conversation of this tab will have: kept for the tab's life (session storage), so
+ * a reload of `#/chat` finds the working directory picked for it still there.
+ */
+const DRAFT_KEY = 'eng-chat-draft';
+function draftConversationId(): string {
+  try {
+    const kept = sessionStorage.getItem(DRAFT_KEY);
+    if (kept) return kept;
+  } catch {
+    // no session storage: the draft lasts as long as the page
+  }
+  return nextDraftConversationId();
+}
+function nextDraftConversationId(): string {
+  const id = newConversationId();
+  try {
+    sessionStorage.setItem(DRAFT_KEY, id);
+  } catch {
+    // as above
+  }
+  return id;
+}
+
 /** Below Tailwind's `md`: the conversation list lies over the conversation (conversation-sidebar.tsx). */
 const NARROW = '(max-width: 767.98px)';
 
@@ -60,7 +84,7 @@ export function ChatPage() {
   const functions = useFunctions();
   const presence = usePresence();
   const activeId = (useParams({ strict: false }) as { sessionId?: string }).sessionId;
-  const [draftId, setDraftId] = useState(newConversationId);
+  const [draftId, setDraftId] = useState(draftConversationId);
   const [creating, setCreating] = useState(false);
   const conversation = useConversation(activeId);
   const [attachments, setAttachments] = useState<Attachment[]>([]);
@@ -135,15 +159,20 @@ export function ChatPage() {
       sessionId = draftId;
       setCreating(true);
       try {
-        const meta = await createConversation(queryClient, sessionId);
-        primeConversation(sessionId, meta);
+        let made = await createConversation(queryClient, sessionId);
+        // a tab duplicated with its session storage may have sent under this id already: take another
+        if (!made.created && made.meta.message_count > 0) {
+          sessionId = nextDraftConversationId();
+          made = await createConversation(queryClient, sessionId);
+        }
+        primeConversation(sessionId, made.meta);
       } catch (err) {
         setNotice({ tone: 'bad', text: `session::ensure failed — ${(err as Error).message}` });
         return false;
       } finally {
         setCreating(false);
       }
-      setDraftId(newConversationId());
+      setDraftId(nextDraftConversationId());
       void navigate({ to: '/chat/$sessionId', params: { sessionId }, replace: true });
     }
     const imageIds = new Map<string, string>();

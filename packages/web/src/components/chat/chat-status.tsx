@@ -35,10 +35,13 @@ export function ChatBanner({
         role="alert"
         data-testid="chat-outage"
         data-reason="engine"
-        className="flex items-center gap-2 border-b border-bad/30 bg-bad-soft px-4 py-2 text-[13px] text-bad"
+        className="flex items-start gap-2 border-b border-bad/30 bg-bad-soft px-4 py-2 text-[13px] text-bad"
       >
-        <WifiOff size={14} />
-        The engine is unreachable. What is shown is the last known state; the chat reconnects by itself and reads the conversation again.
+        <WifiOff size={14} className="mt-0.5 shrink-0" />
+        <span>
+          The engine is unreachable. What is shown is the last known state, read-only; the chat reconnects by itself and reads the
+          conversation again.
+        </span>
       </div>
     );
   }
