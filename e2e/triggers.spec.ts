@@ -105,9 +105,9 @@ test.describe('Triggers page', () => {
       await panel.getByRole('button', { name: 'Emit' }).click();
       await expect(page.getByTestId('emit-result')).toContainText('Published to e2e.ping');
       await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
-      // the subscriber gets the payload as typed, plus the publishing worker (the console's
-      // connection) as `_caller_worker_id`, stamped by the engine (issue 12 item 7)
-      expect(received[0]).toEqual({ hello: 'from the console', n: 7, _caller_worker_id: expect.any(String) });
+      // the subscriber gets the payload exactly as typed: the engine keeps the publisher beside the
+      // message, never inside the data (issue 26 item 3, as iii delivers it)
+      expect(received[0]).toEqual({ hello: 'from the console', n: 7 });
     } finally {
       await subscriber.close();
     }
