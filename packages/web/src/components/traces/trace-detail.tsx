@@ -100,6 +100,18 @@ export function TraceDetail({
     const first = model.nodes.find((n) => n.service === service);
     if (first) onSelectSpan(first.id);
   };
+  // one panel, placed beside, below or over the view by the layout
+  const spanPanel = selected ? (
+    <SpanPanel
+      model={model}
+      node={selected}
+      tab={tab}
+      onTab={onTab}
+      onSelect={onSelectSpan}
+      onOpenTrace={onOpenTrace}
+      onClose={() => onSelectSpan(undefined)}
+    />
+  ) : null;
   return (
     <section className="flex min-w-0 flex-1 flex-col" aria-label="Trace detail" data-testid="trace-detail" data-trace-id={traceId}>
       <TraceHeader model={model} onClose={onClose} />
@@ -145,15 +157,7 @@ export function TraceDetail({
               style={{ height: Math.min(stackedPanel.size, body.height - STACK_VIEW_MIN_HEIGHT) }}
               data-testid="span-panel-stacked"
             >
-              <SpanPanel
-                model={model}
-                node={selected}
-                tab={tab}
-                onTab={onTab}
-                onSelect={onSelectSpan}
-                onOpenTrace={onOpenTrace}
-                onClose={() => onSelectSpan(undefined)}
-              />
+              {spanPanel}
             </div>
           </>
         ) : selected && layout === 'overlay' ? (
@@ -162,15 +166,7 @@ export function TraceDetail({
             style={{ width: bodyWidth < 560 ? '100%' : Math.min(panel.size, bodyWidth - 48) }}
             data-testid="span-panel-overlay"
           >
-            <SpanPanel
-              model={model}
-              node={selected}
-              tab={tab}
-              onTab={onTab}
-              onSelect={onSelectSpan}
-              onOpenTrace={onOpenTrace}
-              onClose={() => onSelectSpan(undefined)}
-            />
+            {spanPanel}
           </div>
         ) : selected ? (
           <>
@@ -184,15 +180,7 @@ export function TraceDetail({
               onReset={panel.reset}
             />
             <div className="shrink-0 border-l border-line" style={{ width: panel.size }}>
-              <SpanPanel
-                model={model}
-                node={selected}
-                tab={tab}
-                onTab={onTab}
-                onSelect={onSelectSpan}
-                onOpenTrace={onOpenTrace}
-                onClose={() => onSelectSpan(undefined)}
-              />
+              {spanPanel}
             </div>
           </>
         ) : null}
