@@ -103,7 +103,8 @@ async function send(page: Page, text: string, answer: string) {
   await input(page).fill(text);
   await expect(page.getByTestId('send-button')).toBeEnabled({ timeout: 20_000 });
   await input(page).press('Enter');
-  await expect(page.getByTestId('assistant-message').last()).toContainText(answer, { timeout: 20_000 });
+  // the answer is drawn as Markdown: **bold** shows as bold text, without the asterisks
+  await expect(page.getByTestId('assistant-message').last()).toContainText(answer.replaceAll('**', ''), { timeout: 20_000 });
   await expect(page.getByTestId('chat-status')).toHaveText('idle', { timeout: 20_000 });
 }
 
@@ -153,6 +154,7 @@ test('an open conversation stays on screen, read-only, while the engine is down,
   await openChat(page, consoleUrl);
   await navEntries(page);
   await send(page, 'Where do orders go after checkout?', 'They are queued for **fulfilment**.');
+  await expect(page.getByTestId('assistant-message').last().locator('strong')).toHaveText('fulfilment');
   await send(page, 'And after fulfilment?', 'A shipment record is written to the orders stream.');
   const sessionId = (await page.getByTestId('session-id').innerText()).trim();
   expect(sessionId).toBeTruthy();

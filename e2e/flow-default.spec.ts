@@ -103,12 +103,13 @@ test('by default: the connected graph, readable after fit, and the functions wit
   expect(await packCount(session)).toBeGreaterThanOrEqual(10);
   await expect(page.locator('.react-flow__node[data-id="fn:session::list"]')).toHaveCount(0);
 
-  // the control says how many are packed: the packs add up to it
+  // the control says how many are packed (once every worker of the stack has registered): the packs add up to it
+  await expect.poll(() => unconnectedTotal(page), { timeout: 20_000 }).toBeGreaterThanOrEqual(40);
+  await settled(page);
   const total = await unconnectedTotal(page);
   let packed = 0;
   for (const pack of await packs(page).all()) packed += await packCount(pack);
   expect(packed).toBe(total);
-  expect(total).toBeGreaterThanOrEqual(40);
   await expect(showUnconnected(page)).toHaveAttribute('aria-checked', 'false');
   await expect(page.getByTestId('flow-counts')).toContainText(`${total} functions without triggers`);
 
