@@ -332,7 +332,7 @@ export class BusSession {
     }
     if (g.allowed.some((m) => m(id))) return null;
     if (INFRASTRUCTURE.has(id)) return null;
-    if (this.policy.exposed(id, this.policy.core.functions.get(id)?.metadata)) return null;
+    if (this.policy.exposed(id, this.policy.core.functions.lookup(id)?.metadata)) return null;
     return { code: ErrorCode.Forbidden, message: `function '${id}' not allowed (add to rbac.expose_functions)` };
   }
 

@@ -32,6 +32,30 @@ export interface FunctionEntry {
   handler?: InProcessHandler;
   invocation?: HttpInvocationRef;
   registeredAtMs: number;
+  /** Set on a function another engine of the cluster serves (eng-cluster): where it runs. */
+  remote?: RemoteOwner;
+}
+
+/** Where a function served by another engine of the cluster runs (modules/cluster). */
+export interface RemoteOwner {
+  /** The engine the next call goes to. */
+  engineId: string;
+  /** Every engine that serves the id, the routing choice first. */
+  engineIds: string[];
+  workerName: string;
+  workerId: string | null;
+  kind: FunctionRecord['kind'];
+}
+
+/**
+ * The functions the other engines of a cluster serve, as eng-cluster keeps them. A local
+ * registration always wins: the directory is asked only for an id no local entry has.
+ */
+export interface ClusterDirectory {
+  /** This engine's id in the cluster. */
+  readonly engineId: string;
+  get(id: string): FunctionEntry | undefined;
+  all(): Iterable<FunctionEntry>;
 }
 
 /**
@@ -114,8 +138,26 @@ export class FunctionRegistry {
     return true;
   }
 
+  /** Set by eng-cluster: the functions of the cluster's other engines. Never consulted for an id served here. */
+  cluster?: ClusterDirectory;
+
   get(id: string): FunctionEntry | undefined {
     return this.functions.get(id);
+  }
+  /** This engine's entry for `id`, else the cluster's (a function another engine serves). */
+  lookup(id: string): FunctionEntry | undefined {
+    return this.functions.get(id) ?? this.cluster?.get(id);
+  }
+  /** This engine's functions, then the cluster's other ids (each id once, the local entry first). */
+  *everywhere(): IterableIterator<FunctionEntry> {
+    yield* this.functions.values();
+    if (!this.cluster) return;
+    for (const entry of this.cluster.all()) if (!this.functions.has(entry.id)) yield entry;
+  }
+  /** The cluster's view of `id` changed (eng-cluster): listeners hear it as they hear a local change. */
+  clusterChanged(id: string, kind: 'added' | 'removed'): void {
+    this.version++;
+    this.emit(id, kind);
   }
   has(id: string): boolean {
     return this.functions.has(id);
@@ -149,6 +191,7 @@ export function isInternalFunction(entry: FunctionEntry): boolean {
 }
 
 export function functionKind(entry: FunctionEntry): FunctionRecord['kind'] {
+  if (entry.remote) return entry.remote.kind;
   if (entry.invocation) return 'http';
   return entry.ownerWorkerId === null ? 'internal' : 'user';
 }

@@ -290,7 +290,8 @@ export class Invoker {
       return;
     }
 
-    const entry = this.functions.get(functionId);
+    // a function served by another engine of the cluster only when no local one has the id (eng-cluster)
+    const entry = this.functions.get(functionId) ?? this.functions.cluster?.get(functionId);
     if (!entry) {
       // no registered id is longer than MAX_ID_BYTES: say so rather than echo a megabyte back
       const error = idTooLong('the function id', functionId) ?? {

@@ -2,6 +2,7 @@ import { workerManagerModule } from '../bus/server.ts';
 import type { EngineModule } from '../core/module.ts';
 import { supervisorModule } from '../supervisor/module.ts';
 import { bridgeModule } from './bridge/index.ts';
+import { clusterModule } from './cluster/index.ts';
 import { configurationModule } from './configuration/index.ts';
 import { cronModule } from './cron/index.ts';
 import { httpModule } from './http/index.ts';
@@ -33,6 +34,8 @@ export const BUILTIN_MODULES: ReadonlyArray<{ name: string; create: () => Engine
   { name: 'eng-http-functions', create: httpFunctionsModule, defaultOn: false },
   // off unless listed: this engine as a worker of another one (expose / forward)
   { name: 'eng-bridge', create: bridgeModule, defaultOn: false },
+  // off unless listed: one of several engines on a Redis (calls routed between them, routes on each)
+  { name: 'eng-cluster', create: clusterModule, defaultOn: false },
   { name: 'eng-supervisor', create: supervisorModule, defaultOn: true },
 ];
 

@@ -63,6 +63,7 @@ export class Introspection {
   constructor(private readonly core: Core) {}
 
   workerNameOf(entry: FunctionEntry): string {
+    if (entry.remote) return entry.remote.workerName;
     if (entry.ownerWorkerId) {
       const name = this.core.workers.nameOf(entry.ownerWorkerId);
       if (name) return name;
@@ -75,7 +76,7 @@ export class Introspection {
     return {
       function_id: entry.id,
       worker_name: this.workerNameOf(entry),
-      worker_id: entry.ownerWorkerId,
+      worker_id: entry.remote ? entry.remote.workerId : entry.ownerWorkerId,
       description: entry.description,
       request_format: entry.requestFormat ?? null,
       response_format: entry.responseFormat ?? null,
@@ -90,7 +91,19 @@ export class Introspection {
             },
           }
         : {}),
+      ...this.whereItRuns(entry),
     };
+  }
+
+  /**
+   * In a cluster (eng-cluster), where a function runs: `engine_id` (the engine its calls go to),
+   * `engines` (every engine serving it) and `remote: true` for another engine's. Nothing outside
+   * a cluster, so iii's shapes stay as they are.
+   */
+  private whereItRuns(entry: FunctionEntry): { engine_id?: string; engines?: string[]; remote?: boolean } {
+    if (entry.remote) return { engine_id: entry.remote.engineId, engines: entry.remote.engineIds, remote: true };
+    const cluster = this.core.functions.cluster;
+    return cluster ? { engine_id: cluster.engineId, remote: false } : {};
   }
 
   functionDetail(entry: FunctionEntry): FunctionDetail {
@@ -110,7 +123,7 @@ export class Introspection {
     const search = input.search?.toLowerCase();
     const workers = new Set([...(input.workers ?? []), ...(input.worker ? [input.worker] : [])]);
     const scored: Array<{ record: FunctionRecord; score: number }> = [];
-    for (const entry of this.core.functions.all()) {
+    for (const entry of this.core.functions.everywhere()) {
       if (!input.include_internal && isInternalFunction(entry)) continue;
       if (input.prefix && !entry.id.startsWith(input.prefix)) continue;
       const record = this.functionRecord(entry);
@@ -171,7 +184,7 @@ export class Introspection {
   }
 
   triggerRecord(binding: TriggerBinding): TriggerRecord {
-    const fn = this.core.functions.get(binding.functionId);
+    const fn = this.core.functions.lookup(binding.functionId);
     const worker_name = binding.ownerWorkerId
       ? (this.core.workers.nameOf(binding.ownerWorkerId) ?? binding.ownerWorkerId)
       : fn
@@ -197,7 +210,7 @@ export class Introspection {
   private isInternalBinding(binding: TriggerBinding): boolean {
     if (binding.functionId.startsWith('engine::')) return true;
     if (binding.triggerType === 'http' && isConsoleRoute((binding.config as { api_path?: unknown } | null)?.api_path)) return true;
-    const fn = this.core.functions.get(binding.functionId);
+    const fn = this.core.functions.lookup(binding.functionId);
     return !!fn && isInternalFunction(fn);
   }
 
@@ -337,13 +350,13 @@ export function introspectionModule(): EngineModule<Config> {
         (input) => {
           const parsed = parse(FunctionsInfoInput, input);
           if ('function_id' in parsed) {
-            const entry = core.functions.get(parsed.function_id);
+            const entry = core.functions.lookup(parsed.function_id);
             if (!entry) throw new EngError(ErrorCode.NotFound, `Function ${parsed.function_id} not found`);
             return view.functionDetail(entry);
           }
           return {
             functions: parsed.function_ids.map((id) => {
-              const entry = core.functions.get(id);
+              const entry = core.functions.lookup(id);
               return entry ? view.functionDetail(entry) : { function_id: id, error: 'not_found' };
             }),
           };
@@ -358,7 +371,7 @@ export function introspectionModule(): EngineModule<Config> {
         (input, info) => {
           // eng-mcp's every tools/call comes here: read by hand, and zod only for the error message
           const q = readInvokeInput(input) ?? parse(FunctionsInvokeInput, input);
-          const entry = core.functions.get(q.function_id);
+          const entry = core.functions.lookup(q.function_id);
           if (!entry) throw new EngError(ErrorCode.NotFound, `Function ${q.function_id} not found`);
           const mismatch = metadataMismatch(entry.metadata, q.expect?.metadata);
           if (mismatch) throw new EngError(ErrorCode.PreconditionFailed, `Function ${q.function_id}: ${mismatch}`);
@@ -503,7 +516,7 @@ export function introspectionModule(): EngineModule<Config> {
         const binding = core.bindings.get(q.id);
         if (!binding) throw new EngError(ErrorCode.NotFound, `Trigger ${q.id} not found`);
         const type = core.triggerTypes.get(binding.triggerType);
-        const fn = core.functions.get(binding.functionId);
+        const fn = core.functions.lookup(binding.functionId);
         return {
           ...view.triggerRecord(binding),
           trigger: type ? view.triggerTypeRecord(type) : null,
@@ -558,7 +571,7 @@ export function introspectionModule(): EngineModule<Config> {
       // a function re-registered with other metadata (e.g. losing `mcp.expose`) is a change too,
       // while a worker replaying the same registrations after a reconnect is not
       const signature = () =>
-        [...core.functions.all()]
+        [...core.functions.everywhere()]
           .map((f) => {
             try {
               return JSON.stringify([f.id, f.description, f.metadata, f.requestFormat, f.responseFormat]);
