@@ -23,8 +23,22 @@ const iiiWorker = (url: string, name: string): IiiWorker =>
 
 const ENGINE_IDS = ['e1', 'e2', 'e3'] as const;
 
+/** e1 also has an RBAC bus: its callers may call what its rules expose, wherever it runs. */
+const RBAC_BUS = [
+  '  - name: eng-worker-manager#rbac',
+  '    config:',
+  '      port: {{RBAC_PORT}}',
+  '      rbac:',
+  '        expose_functions:',
+  '          - match("math::add")',
+  '          - metadata:',
+  '              cluster_public: true',
+  '',
+].join('\n');
+
 function clusterYaml(redisUrl: string, engineId: string): string {
   return [
+    ...(engineId === 'e1' ? [RBAC_BUS] : []),
     '  - name: eng-http',
     '    config:',
     '      port: {{HTTP_PORT}}',
@@ -76,6 +90,7 @@ beforeAll(async () => {
     throw new Error('sku ABC-1 is out of stock');
   });
   w2.registerFunction('dup::where', async () => ({ engine: 'e2' }));
+  w2.registerFunction('pub::echo', async (input: unknown) => ({ echoed: input }), { metadata: { cluster_public: true } });
   w2.registerFunction('greet::hello', async (req: { path_params: { name: string } }) => ({
     status_code: 200,
     headers: { 'x-served-by': 'e2' },
@@ -102,7 +117,7 @@ beforeAll(async () => {
   // every function and route of e2 and e3 has reached e1
   await waitFor(async () => {
     const fns = await list(caller);
-    return ['math::add', 'math::fail', 'greet::hello', 'trace::route', 'job::hold'].every((id) => fns.has(id)) &&
+    return ['math::add', 'math::fail', 'pub::echo', 'greet::hello', 'trace::route', 'job::hold'].every((id) => fns.has(id)) &&
       fns.get('dup::where')?.engines?.length === 2
       ? fns
       : null;
@@ -158,6 +173,21 @@ describe('calls routed between engines', () => {
       return r.spans.length ? r.spans : null;
     });
     expect(spans.map((s) => s.name)).toContain('GET /trace/probe');
+  });
+
+  it('an RBAC bus decides what its callers may call on other engines as it does locally: no wider, no narrower', async () => {
+    const limited = connect(`ws://127.0.0.1:${engines.e1!.ports.RBAC}`, { name: 'rbac-caller-e1' });
+    try {
+      await limited.ready();
+      // exposed by name, and by the metadata e2's worker registered (the rule reads it across the hop)
+      await expect(limited.call('math::add', { a: 1, b: 1 })).resolves.toEqual({ c: 2 });
+      await expect(limited.call('pub::echo', { x: 1 })).resolves.toMatchObject({ echoed: { x: 1 } });
+      // not exposed here: refused on e1, whichever engine serves it
+      await expect(limited.call('dup::where', {})).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      await expect(limited.call('math::fail', {})).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    } finally {
+      await limited.close();
+    }
   });
 
   it("every engine's function list shows the cluster's functions and where they run", async () => {
