@@ -9,8 +9,11 @@ import { engineFunctionIds, registerEngineFunctions } from './engine-functions.t
 import { EngineView } from './engine-view.ts';
 import type { ExposurePolicy } from './exposure.ts';
 import { HttpEndpoint } from './http/endpoint.ts';
+import { ModernHttp, paramHeaderRefusal } from './http/modern-http.ts';
 import { Invoker } from './invoker.ts';
 import { type Log, stderrLog } from './log.ts';
+import { type ModernAnswer, ModernServer, responseOf } from './modern.ts';
+import { MrtrStore } from './mrtr.ts';
 import type { McpOptions } from './options.ts';
 import { BUILTIN_PROMPT_NAMES } from './prompts.ts';
 import { ResourceService } from './resources.ts';
@@ -124,12 +127,25 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     onSubscribe: (uri) => watcher.prime(uri),
   };
   registerEngineFunctions(client, hub, ids, () => watcher.schedule(), { clientRequestTimeoutMs: options.invocationTimeoutMs });
+  // 2026-07-28: stateless requests beside the 2025 sessions, on both transports
+  const mrtr = new MrtrStore({
+    client,
+    hub,
+    tools,
+    contributions,
+    functionIds: ids,
+    instance: ids.instance,
+    waitMs: options.invocationTimeoutMs,
+  });
+  mrtr.register();
+  const modern = new ModernServer({ ...deps, mrtr });
 
   let endpoint: HttpEndpoint | undefined;
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= (async () => {
       watcher.stop();
+      mrtr.close();
       builtins.unregisterAll();
       await workers.stopAll();
       await endpoint?.closeAll();
@@ -141,12 +157,42 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   process.once('exit', () => workers.killAllNow());
 
   if (options.noStdio) {
-    endpoint = new HttpEndpoint(client, hub, (id) => createSession('http', deps, id), options, log);
+    const modernHttp = new ModernHttp(modern, options, async (message, headers) => {
+      const p = (message.params ?? {}) as { name?: unknown; arguments?: unknown };
+      if (typeof p.name !== 'string') return undefined;
+      const schema = await tools.inputSchemaOfTool(p.name);
+      return schema ? paramHeaderRefusal(schema, p.arguments, headers) : undefined;
+    });
+    endpoint = new HttpEndpoint(client, hub, (id) => createSession('http', deps, id), options, log, modernHttp, options.httpPath);
     endpoint.register();
-    log.info(`MCP Streamable HTTP registered: POST/GET/DELETE /mcp on the engine HTTP port (engine ${shownUrl})`);
+    log.info(`MCP Streamable HTTP registered: POST/GET/DELETE /${options.httpPath} on the engine HTTP port (engine ${shownUrl})`);
   } else {
     const session = createSession('stdio', deps, 'stdio');
-    const stdio = new StdioTransport(io.stdin, io.stdout, () => session.protocolVersion, directDispatch(session.server));
+    const inFlight = new Map<string | number, AbortController>();
+    const stdio = new StdioTransport(io.stdin, io.stdout, () => session.protocolVersion, directDispatch(session.server), {
+      request(message, write) {
+        const abort = new AbortController();
+        inFlight.set(message.id, abort);
+        const notify = (m: unknown) => {
+          if (!abort.signal.aborted) write(m);
+        };
+        void modern
+          .request(message, { transport: 'stdio', notify, signal: abort.signal })
+          .catch((err): ModernAnswer => ({ error: { status: 200, code: -32603, message: (err as Error).message } }))
+          .then((answer) => {
+            inFlight.delete(message.id);
+            // spec basic/patterns/cancellation: a cancelled request is not answered
+            if (!abort.signal.aborted) write(responseOf(message.id, answer));
+          });
+      },
+      cancel(id) {
+        const abort = inFlight.get(id);
+        if (!abort) return false;
+        inFlight.delete(id);
+        abort.abort();
+        return true;
+      },
+    });
     stdio.onclose = () => {
       hub.remove(session);
       log.info('stdin closed; shutting down');

@@ -290,7 +290,7 @@ export class ContributionService {
   }
 
   /** `resources/read` of a function resource; undefined when no function defines the URI. */
-  async read(uri: string): Promise<{ contents: Contents } | undefined> {
+  async read(uri: string, callMeta: Record<string, unknown> = {}): Promise<{ contents: Contents } | undefined> {
     await this.connected(`cannot read ${uri}`);
     const { resources, templates } = await this.list();
     let resource = resources.find((r) => r.uri === uri);
@@ -305,7 +305,7 @@ export class ContributionService {
       }
     }
     if (!resource) return undefined;
-    const result = await this.invoke(resource.functionId, { ...variables, uri }, { kind: 'resource', uri }, () => {
+    const result = await this.invoke(resource.functionId, { ...variables, uri }, { ...callMeta, kind: 'resource', uri }, () => {
       throw new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
     });
     return { contents: resourceContents(uri, resource.mimeType, result) };
@@ -315,6 +315,7 @@ export class ContributionService {
   async getPrompt(
     name: string,
     args: Record<string, string> | undefined,
+    callMeta: Record<string, unknown> = {},
   ): Promise<{ description: string; messages: unknown[] } | undefined> {
     await this.connected(`cannot render the prompt ${name}`);
     const prompt = (await this.list()).prompts.find((p) => p.name === name);
@@ -325,7 +326,7 @@ export class ContributionService {
         throw new RpcError(ErrorCode.InvalidParams, `Missing required argument: ${arg.name}`);
       }
     }
-    const result = await this.invoke(prompt.functionId, values, { kind: 'prompt', prompt: name }, () => {
+    const result = await this.invoke(prompt.functionId, values, { ...callMeta, kind: 'prompt', prompt: name }, () => {
       throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
     });
     return promptResult(prompt, result);

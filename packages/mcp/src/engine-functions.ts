@@ -19,22 +19,27 @@ import { type CallSlot, LOG_LEVELS, type SessionHub } from './sessions.ts';
 // its token names: the session and request it belongs to, and nothing else.
 
 export interface EngineFunctionIds {
+  /** The instance id the others are built from (8 hex digits). */
+  instance: string;
   progress: string;
   log: string;
   sampling: string;
   elicitation: string;
   closeStream: string;
+  roots: string;
   functionsChanged: string;
   workersChanged: string;
 }
 
 export function engineFunctionIds(instance = randomBytes(4).toString('hex')): EngineFunctionIds {
   return {
+    instance,
     progress: `mcp::${instance}::progress`,
     log: `mcp::${instance}::log`,
     sampling: `mcp::${instance}::sampling`,
     elicitation: `mcp::${instance}::elicitation`,
     closeStream: `mcp::${instance}::close_stream`,
+    roots: `mcp::${instance}::roots`,
     functionsChanged: `mcp::${instance}::functions_changed`,
     workersChanged: `mcp::${instance}::workers_changed`,
   };
@@ -59,20 +64,23 @@ const TimeoutMs = z
   .positive()
   .max(24 * 3_600_000)
   .optional();
-const ClientRequestInput = z.object({ token: Token, timeout_ms: TimeoutMs }).passthrough();
+const InputKey = z.string().min(1).max(128).optional();
+const ClientRequestInput = z.object({ token: Token, timeout_ms: TimeoutMs, input_key: InputKey }).passthrough();
 
 /** The request params a function passed: its input without our keys and what the engine adds (`_caller_worker_id`). */
-function clientParams(input: unknown): { token: string; timeout_ms?: number; params: Record<string, unknown> } {
+function clientParams(input: unknown): { token: string; timeout_ms?: number; input_key?: string; params: Record<string, unknown> } {
   const {
     token,
     timeout_ms,
+    input_key,
     _caller_worker_id: _caller,
     ...params
   } = parse(ClientRequestInput, input) as Record<string, unknown> & {
     token: string;
     timeout_ms?: number;
+    input_key?: string;
   };
-  return { token, timeout_ms, params };
+  return { token, timeout_ms, input_key, params };
 }
 const CloseStreamInput = z.object({ token: Token, retry_ms: z.number().int().min(0).max(3_600_000).optional() });
 /** How long a client is told to wait before it reconnects to a stream eng-mcp closed (SSE `retry`). */
@@ -106,7 +114,12 @@ function clientFailure(method: string, err: unknown, slot: CallSlot): EngError {
   return new EngError('CLIENT_UNREACHABLE', `cannot ask the MCP client (${method}): ${text}`);
 }
 
-const missingCapability = (capability: string, method: string) =>
+/** Also tells a 2026-07-28 request, which then answers -32021 (MissingRequiredClientCapability). */
+const missingCapability = (capability: string, method: string, slot?: CallSlot) => {
+  slot?.session.onMissingCapability?.(capability.split('.')[0] as string);
+  return missingCapabilityError(capability, method);
+};
+const missingCapabilityError = (capability: string, method: string) =>
   new EngError(
     'CLIENT_CAPABILITY_MISSING',
     `the MCP client did not declare the "${capability}" capability, so it cannot be asked for ${method}`,
@@ -148,18 +161,22 @@ export function registerEngineFunctions(
   client.registerFunction(
     ids.sampling,
     async (input) => {
-      const { token, timeout_ms, params } = clientParams(input);
+      const { token, timeout_ms, input_key, params } = clientParams(input);
       const slot = callOf(hub, token);
-      if (!slot.session.server.getClientCapabilities()?.sampling) throw missingCapability('sampling', 'sampling/createMessage');
+      if (!slot.session.server.getClientCapabilities()?.sampling) throw missingCapability('sampling', 'sampling/createMessage', slot);
       const checked = CreateMessageRequestParamsSchema.safeParse(params);
       if (!checked.success)
         throw new EngError(ErrorCode.InvalidArguments, `sampling/createMessage params: ${describeZodError(checked.error)}`);
       try {
-        return await slot.session.server.createMessage(params as never, {
-          relatedRequestId: slot.requestId,
-          signal: slot.signal,
-          timeout: timeout_ms ?? options.clientRequestTimeoutMs,
-        });
+        return await slot.session.server.createMessage(
+          params as never,
+          {
+            relatedRequestId: slot.requestId,
+            signal: slot.signal,
+            timeout: timeout_ms ?? options.clientRequestTimeoutMs,
+            inputKey: input_key,
+          } as never,
+        );
       } catch (err) {
         throw clientFailure('sampling/createMessage', err, slot);
       }
@@ -173,7 +190,7 @@ export function registerEngineFunctions(
   client.registerFunction(
     ids.elicitation,
     async (input) => {
-      const { token, timeout_ms, params } = clientParams(input);
+      const { token, timeout_ms, input_key, params } = clientParams(input);
       const slot = callOf(hub, token);
       const checked = ElicitRequestParamsSchema.safeParse(params);
       if (!checked.success) throw new EngError(ErrorCode.InvalidArguments, `elicitation/create params: ${describeZodError(checked.error)}`);
@@ -181,7 +198,7 @@ export function registerEngineFunctions(
       const url = params.mode === 'url';
       // an empty `elicitation: {}` (2025-06-18 clients) means form mode
       if (!declared || (url && !declared.url) || (!url && !declared.form && declared.url)) {
-        throw missingCapability(url ? 'elicitation.url' : 'elicitation', `elicitation/create (${url ? 'url' : 'form'} mode)`);
+        throw missingCapability(url ? 'elicitation.url' : 'elicitation', `elicitation/create (${url ? 'url' : 'form'} mode)`, slot);
       }
       let result: z.infer<typeof ElicitResultSchema>;
       try {
@@ -189,7 +206,8 @@ export function registerEngineFunctions(
           relatedRequestId: slot.requestId,
           signal: slot.signal,
           timeout: timeout_ms ?? options.clientRequestTimeoutMs,
-        });
+          inputKey: input_key,
+        } as never);
       } catch (err) {
         throw clientFailure('elicitation/create', err, slot);
       }
@@ -204,6 +222,29 @@ export function registerEngineFunctions(
     {
       description:
         'Ask the user of the calling tool call for input (elicitation/create): {token: metadata.mcp.token, message, requestedSchema} (or mode "url" with url and elicitationId), timeout_ms?; answers {action, content?}',
+      request_format: { type: 'object', properties: { token: { type: 'string' }, timeout_ms: { type: 'integer' } }, required: ['token'] },
+    },
+  );
+  client.registerFunction(
+    ids.roots,
+    async (input) => {
+      const { token, timeout_ms, input_key } = clientParams(input);
+      const slot = callOf(hub, token);
+      if (!slot.session.server.getClientCapabilities()?.roots) throw missingCapability('roots', 'roots/list', slot);
+      try {
+        return await slot.session.server.listRoots(undefined, {
+          relatedRequestId: slot.requestId,
+          signal: slot.signal,
+          timeout: timeout_ms ?? options.clientRequestTimeoutMs,
+          inputKey: input_key,
+        } as never);
+      } catch (err) {
+        throw clientFailure('roots/list', err, slot);
+      }
+    },
+    {
+      description:
+        'Ask the MCP client of the calling tool call for its roots (roots/list): {token: metadata.mcp.token, timeout_ms?, input_key?}; answers {roots: [{uri, name?}]}',
       request_format: { type: 'object', properties: { token: { type: 'string' }, timeout_ms: { type: 'integer' } }, required: ['token'] },
     },
   );

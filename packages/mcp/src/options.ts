@@ -39,6 +39,8 @@ export interface McpOptions {
   sessionProtectMs: number;
   /** What one HTTP session's SSE events kept for resumption (Last-Event-ID) may take. */
   replayBytes: number;
+  /** The path of the MCP endpoint on the engine's HTTP port (`mcp` → /mcp). */
+  httpPath: string;
 }
 
 export const SESSION_DEFAULTS = {
@@ -68,6 +70,7 @@ Options:
                       end an HTTP session idle this long (default ${SESSION_DEFAULTS.sessionIdleMs}, 30 min)
   --session-protect-ms <ms>
                       never evict a session active this recently; answer 503 instead (default ${SESSION_DEFAULTS.sessionProtectMs}, 5 min)
+  --http-path <path>  the MCP endpoint's path on the engine HTTP port (default mcp, i.e. /mcp)
   -h, --help          show this help
   -V, --version       print the version
 
@@ -105,6 +108,10 @@ const WorkerConfig = z
     session_idle_ms: z.number().int().min(1000).optional(),
     session_protect_ms: z.number().int().min(0).optional(),
     replay_bytes: z.number().int().min(0).optional(),
+    http_path: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/)
+      .optional(),
   })
   .strict();
 
@@ -145,6 +152,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         'max-session-bytes': { type: 'string' },
         'session-idle-ms': { type: 'string' },
         'session-protect-ms': { type: 'string' },
+        'http-path': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'V' },
       },
@@ -165,6 +173,10 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     sessionProtectMs: intFlag('--session-protect-ms', values['session-protect-ms'] as string | undefined, 0),
   };
   for (const value of Object.values(limits)) if (typeof value === 'string') return { kind: 'error', message: value };
+  const httpPath = ((values['http-path'] as string | undefined) ?? config.http_path ?? 'mcp').replace(/^\/+/, '');
+  if (!/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(httpPath)) {
+    return { kind: 'error', message: `--http-path must be a path of letters, digits, _ and - segments, got "${httpPath}"` };
+  }
   const engineUrl = (values['engine-url'] as string | undefined) ?? config.engine_url ?? env.ENG_URL ?? DEFAULT_ENGINE_URL;
   if (!/^wss?:\/\//.test(engineUrl))
     return { kind: 'error', message: `--engine-url must be a ws:// or wss:// URL, got "${redactUrl(engineUrl)}"` };
@@ -190,6 +202,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       sessionIdleMs: (limits.sessionIdleMs as number | undefined) ?? config.session_idle_ms ?? SESSION_DEFAULTS.sessionIdleMs,
       sessionProtectMs: (limits.sessionProtectMs as number | undefined) ?? config.session_protect_ms ?? SESSION_DEFAULTS.sessionProtectMs,
       replayBytes: config.replay_bytes ?? SESSION_DEFAULTS.replayBytes,
+      httpPath,
     },
   };
 }

@@ -255,7 +255,7 @@ export function createSession(transport: Transport, deps: ServerDeps, id: string
 }
 
 /** Completion of a resource template's `{id}`: exposed function ids, worker names, triggers of exposed functions. */
-async function resourceCompletions(deps: ServerDeps, uri: string, argument: string): Promise<string[]> {
+export async function resourceCompletions(deps: ServerDeps, uri: string, argument: string): Promise<string[]> {
   if (argument !== 'id') return [];
   try {
     if (uri === 'eng://function/{id}') {

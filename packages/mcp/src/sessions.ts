@@ -27,6 +27,24 @@ export interface McpSession {
    * client resuming with `Last-Event-ID` after `retryMs`. Undefined when done, else why not.
    */
   releaseStream?: (requestId: RequestId, retryMs: number) => string | undefined;
+  /**
+   * 2026-07-28 requests: a request to the client needed a capability it did not declare; the
+   * request is then answered with -32021 (MissingRequiredClientCapability).
+   */
+  onMissingCapability?: (capability: string) => void;
+}
+
+/** What a 2026-07-28 `subscriptions/listen` stream asked for (spec basic/patterns/subscriptions). */
+export interface SubscriptionFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+export interface Listener {
+  filter: SubscriptionFilter;
+  send(method: string, params: Record<string, unknown>): void;
 }
 
 /** Per-session subscription bounds, so a session's memory stays bounded too. */
@@ -47,6 +65,22 @@ export interface CallSlot {
 export class SessionHub {
   private readonly sessions = new Map<string, McpSession>();
   private readonly calls = new Map<string, CallSlot>();
+  private readonly listeners = new Set<Listener>();
+
+  /** A 2026-07-28 subscription stream: the notifications its filter names, until `unlisten`. */
+  listen(filter: SubscriptionFilter, send: Listener['send']): Listener {
+    const listener = { filter, send };
+    this.listeners.add(listener);
+    return listener;
+  }
+
+  unlisten(listener: Listener): void {
+    this.listeners.delete(listener);
+  }
+
+  private tell(key: 'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged', method: string): void {
+    for (const listener of this.listeners) if (listener.filter[key]) listener.send(method, {});
+  }
 
   add(session: McpSession): void {
     this.sessions.set(session.id, session);
@@ -61,36 +95,44 @@ export class SessionHub {
     return [...this.sessions.values()];
   }
 
+  /** Sessions and 2026-07-28 subscription streams: who may be told about changes. */
   get size(): number {
-    return this.sessions.size;
+    return this.sessions.size + this.listeners.size;
   }
 
   /** URIs some session is subscribed to. */
   subscribedUris(): Set<string> {
     const uris = new Set<string>();
     for (const session of this.sessions.values()) for (const uri of session.subscriptions) uris.add(uri);
+    for (const listener of this.listeners) for (const uri of listener.filter.resourceSubscriptions ?? []) uris.add(uri);
     return uris;
   }
 
   toolsChanged(): void {
+    this.tell('toolsListChanged', 'notifications/tools/list_changed');
     for (const session of this.sessions.values()) {
       if (session.initialized) void session.server.sendToolListChanged().catch(() => undefined);
     }
   }
 
   resourcesListChanged(): void {
+    this.tell('resourcesListChanged', 'notifications/resources/list_changed');
     for (const session of this.sessions.values()) {
       if (session.initialized) void session.server.sendResourceListChanged().catch(() => undefined);
     }
   }
 
   promptsListChanged(): void {
+    this.tell('promptsListChanged', 'notifications/prompts/list_changed');
     for (const session of this.sessions.values()) {
       if (session.initialized) void session.server.sendPromptListChanged().catch(() => undefined);
     }
   }
 
   resourceUpdated(uri: string): void {
+    for (const listener of this.listeners) {
+      if (listener.filter.resourceSubscriptions?.includes(uri)) listener.send('notifications/resources/updated', { uri });
+    }
     for (const session of this.sessions.values()) {
       if (session.initialized && session.subscriptions.has(uri)) {
         void session.server.sendResourceUpdated({ uri }).catch(() => undefined);

@@ -15,6 +15,7 @@ import {
   type MessageKind,
   PARSE_ERROR,
 } from './jsonrpc.ts';
+import { claimsEnvelope } from './modern.ts';
 
 // spec: MCP transports/stdio — newline-delimited JSON-RPC on stdin/stdout. Unlike the SDK's
 // StdioServerTransport, a bad line gets its JSON-RPC error (-32700 / -32600) and the server keeps
@@ -27,6 +28,13 @@ import {
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
 /** How long requests still running when stdin closes may take to be answered. */
 const DRAIN_MS = 5000;
+
+/** 2026-07-28 requests on stdio (a `_meta` protocol version claim): answered one by one, no session. */
+export interface ModernStdio {
+  request(message: JSONRPCRequest, write: (message: unknown) => void): void;
+  /** A notifications/cancelled for a modern request in flight: true when it was one. */
+  cancel(id: RequestId): boolean;
+}
 
 interface PendingBatch {
   waiting: Set<RequestId>;
@@ -56,6 +64,7 @@ export class StdioTransport implements Transport {
     private readonly protocolVersion: () => string | undefined,
     /** Where recognised requests and notifications go without the SDK's schema passes (direct-dispatch.ts). */
     private readonly direct?: DirectDispatch,
+    private readonly modern?: ModernStdio,
   ) {}
 
   async start(): Promise<void> {
@@ -106,6 +115,15 @@ export class StdioTransport implements Transport {
     if (!classified.ok) {
       this.write(classified.error);
       return;
+    }
+    if (this.modern) {
+      // spec 2026-07-28 basic/transports/stdio: a request claiming the envelope is modern, whatever came before
+      if (claimsEnvelope(classified.message) && isRequest(classified.message)) {
+        this.modern.request(classified.message, (message) => this.writeRaw(message));
+        return;
+      }
+      const cancelled = cancelledRequestId(classified.message);
+      if (cancelled !== undefined && this.modern.cancel(cancelled)) return;
     }
     const refusal = this.gate(classified.message);
     if (refusal) this.write(refusal);

@@ -27,6 +27,24 @@ export interface CallFunctionIds {
   sampling: string;
   elicitation: string;
   closeStream: string;
+  roots: string;
+}
+
+/** What a called function finds in `metadata.mcp`: the call's token and the per-call functions. */
+export function callMetadata(ids: CallFunctionIds, session: McpSession, token: string, progress = false): Record<string, unknown> {
+  return {
+    session: session.id,
+    transport: session.transport,
+    protocol_version: session.protocolVersion,
+    client_capabilities: session.server.getClientCapabilities() ?? {},
+    token,
+    log_function: ids.log,
+    sampling_function: ids.sampling,
+    elicitation_function: ids.elicitation,
+    roots_function: ids.roots,
+    close_stream_function: ids.closeStream,
+    ...(progress ? { progress_token: token, progress_function: ids.progress } : {}),
+  };
 }
 
 export interface ToolServiceDeps {
@@ -93,6 +111,15 @@ export class ToolService {
     return [...builtins, ...exposedTools(rows, this.deps.policy, session.protocolVersion)];
   }
 
+  /** The input schema of an exposed function tool (for SEP-2243 `x-mcp-header` checks); undefined for anything else. */
+  async inputSchemaOfTool(name: string): Promise<Record<string, unknown> | undefined> {
+    if (isBuiltin(name)) return undefined;
+    const functionId = this.resolve(name);
+    const row = this.deps.view.mirrored(functionId) ?? (await this.deps.view.functionInfo(functionId).catch(() => null));
+    if (!row || !isExposed(row, this.deps.policy) || contributesNonTool(row)) return undefined;
+    return inputSchemaFor(row.request_format);
+  }
+
   /** The function behind a tool name: the listing's own table first, then the plain reverse mangling. */
   private resolve(name: string): string {
     return this.deps.view.idForTool(name) ?? functionIdOf(name);
@@ -149,18 +176,7 @@ export class ToolService {
     const { hub, invoker, functionIds } = this.deps;
     const payload = inputMapping(row.request_format) === 'wrapped' ? input.input : input;
     const call = hub.openCall(ctx.session, ctx.requestId, ctx.signal, ctx.progressToken);
-    const metadata = {
-      mcp: {
-        session: ctx.session.id,
-        transport: ctx.session.transport,
-        token: call.key,
-        log_function: functionIds.log,
-        sampling_function: functionIds.sampling,
-        elicitation_function: functionIds.elicitation,
-        close_stream_function: functionIds.closeStream,
-        ...(ctx.progressToken !== undefined ? { progress_token: call.key, progress_function: functionIds.progress } : {}),
-      },
-    };
+    const metadata = { mcp: callMetadata(functionIds, ctx.session, call.key, ctx.progressToken !== undefined) };
     try {
       const options = { metadata, signal: ctx.signal };
       const result = guarded ? await invoker.guarded(functionId, payload, options) : await invoker.direct(functionId, payload, options);

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelWriter, EngClient } from '@eng/sdk';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { directDispatch } from '../direct-dispatch.ts';
-import { batchesAllowed, classify, errorMessage, INVALID_REQUEST, isRequest, PARSE_ERROR } from '../jsonrpc.ts';
+import { batchesAllowed, classify, errorMessage, INVALID_REQUEST, isRequest, PARSE_ERROR, readableId } from '../jsonrpc.ts';
 import type { Log } from '../log.ts';
+import { claimsEnvelope, isModernVersion } from '../modern.ts';
 import { SUPPORTED_VERSIONS } from '../server.ts';
 import type { McpSession, SessionHub } from '../sessions.ts';
+import type { ModernHttp } from './modern-http.ts';
 import { checkOrigin } from './origin.ts';
 import { type HttpReply, HttpSessionTransport, jsonReply } from './session-transport.ts';
 
@@ -56,15 +58,16 @@ export interface EndpointOptions {
 export const STREAM_RETRY_MS = 1000;
 
 const SESSION_HEADER = 'mcp-session-id';
-const error = (status: number, code: number, message: string, headers?: Record<string, string>) =>
-  jsonReply(status, errorMessage(null, code, message), headers);
+/** A JSON-RPC error answer; `id` is the request's when it could be read (null otherwise). */
+const error = (status: number, code: number, message: string, headers?: Record<string, string>, id: string | number | null = null) =>
+  jsonReply(status, errorMessage(id, code, message), headers);
 
 /** `application/json` (with parameters) as a parsed media type, not a substring. */
-function isJsonType(value: string | undefined): boolean {
+export function isJsonType(value: string | undefined): boolean {
   return (value ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
-function accepts(header: string | undefined): { json: boolean; sse: boolean } {
+export function accepts(header: string | undefined): { json: boolean; sse: boolean } {
   if (!header) return { json: true, sse: false };
   const types = header.split(',').map((part) => part.split(';')[0]?.trim().toLowerCase() ?? '');
   const any = types.includes('*/*');
@@ -97,15 +100,23 @@ export class HttpEndpoint {
     private readonly createSession: (id: string) => McpSession,
     private readonly options: EndpointOptions,
     private readonly log: Log,
+    /** 2026-07-28 requests (stateless), told apart from 2025 ones request by request. */
+    private readonly modern?: ModernHttp,
+    /** The path under the engine's HTTP port (`mcp`), and the function bound to it. */
+    private readonly path: string = MCP_PATH,
   ) {}
+
+  get functionId(): string {
+    return this.path === MCP_PATH ? HTTP_FUNCTION_ID : `${HTTP_FUNCTION_ID}::${this.path.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  }
 
   /** Register `mcp::http` and its three routes on the engine's http trigger type. */
   register(): void {
-    this.client.registerFunction(HTTP_FUNCTION_ID, (input) => this.handle(input as HttpInput), {
-      description: 'MCP Streamable HTTP endpoint of eng-mcp (POST, GET and DELETE /mcp)',
+    this.client.registerFunction(this.functionId, (input) => this.handle(input as HttpInput), {
+      description: `MCP Streamable HTTP endpoint of eng-mcp (POST, GET and DELETE /${this.path})`,
     });
     for (const method of ['POST', 'GET', 'DELETE']) {
-      this.client.registerTrigger({ type: 'http', function_id: HTTP_FUNCTION_ID, config: { api_path: MCP_PATH, http_method: method } });
+      this.client.registerTrigger({ type: 'http', function_id: this.functionId, config: { api_path: this.path, http_method: method } });
     }
     // often enough that an idle session never outlives its expiry by more than a quarter of it
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(250, Math.floor(this.options.sessionIdleMs / 4))));
@@ -121,17 +132,28 @@ export class HttpEndpoint {
     const refusal = checkOrigin(headers, this.options);
     if (refusal) {
       this.log.warn(`refused ${input.method ?? '?'} /mcp: ${refusal}`);
-      return error(403, -32000, `Forbidden: ${refusal}`);
+      return error(403, -32000, `Forbidden: ${refusal}`, undefined, readableId(input.body));
     }
     const version = headers['mcp-protocol-version'];
+    const verb = (input.method ?? '').toUpperCase();
+    // spec 2026-07-28 versioning: the body's _meta decides the revision; the header cross-checks it
+    if (this.modern && verb === 'POST' && (claimsEnvelope(input.body) || isModernVersion(version))) {
+      const early = this.postChecks(input, headers);
+      if (early) return early;
+      const accept = accepts(headers.accept);
+      return this.modern.post(input, headers, accept.sse);
+    }
     if (version !== undefined && !(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
-      return error(
+      return jsonReply(
         400,
-        -32000,
-        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
+        errorMessage(
+          readableId(input.body),
+          -32000,
+          `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_VERSIONS.join(', ')}${this.modern ? ', and 2026-07-28 with _meta on every request' : ''})`,
+        ),
       );
     }
-    switch ((input.method ?? '').toUpperCase()) {
+    switch (verb) {
       case 'POST':
         return this.post(input, headers);
       case 'GET':
@@ -148,16 +170,16 @@ export class HttpEndpoint {
   }
 
   /** 400 without the header, 404 for an unknown, ended or expired session. */
-  private lookup(headers: Record<string, string>): Entry | HttpReply {
+  private lookup(headers: Record<string, string>, requestId: string | number | null = null): Entry | HttpReply {
     const id = headers[SESSION_HEADER];
-    if (!id) return error(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    if (!id) return error(400, -32000, 'Bad Request: Mcp-Session-Id header is required', undefined, requestId);
     const entry = this.entries.get(id);
-    if (!entry) return error(404, -32001, 'Session not found');
+    if (!entry) return error(404, -32001, 'Session not found', undefined, requestId);
     const now = Date.now();
     if (this.expired(entry, now)) {
       // the sweeper may not have come by yet: an expired session is gone all the same
       void this.close(entry);
-      return error(404, -32001, 'Session not found');
+      return error(404, -32001, 'Session not found', undefined, requestId);
     }
     entry.session.lastActiveMs = now;
     this.entries.delete(id);
@@ -169,20 +191,29 @@ export class HttpEndpoint {
     return now - entry.session.lastActiveMs >= this.options.sessionIdleMs && !entry.transport.hasStandaloneStream;
   }
 
-  private async post(input: HttpInput, headers: Record<string, string>): Promise<HttpReply | null> {
+  /** What every POST must pass, either revision: Accept, Content-Type, size. */
+  private postChecks(input: HttpInput, headers: Record<string, string>): HttpReply | undefined {
     const accept = accepts(headers.accept);
+    const id = readableId(input.body);
     if (!accept.json && !accept.sse) {
-      return error(406, -32000, 'Not Acceptable: Client must accept application/json or text/event-stream');
+      return jsonReply(406, errorMessage(id, -32000, 'Not Acceptable: Client must accept application/json or text/event-stream'));
     }
     if (!isJsonType(headers['content-type'])) {
-      return error(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      return jsonReply(415, errorMessage(id, -32000, 'Unsupported Media Type: Content-Type must be application/json'));
     }
     const declared = Number(headers['content-length']);
     const size =
       Number.isFinite(declared) && headers['content-length'] !== undefined ? declared : (JSON.stringify(input.body) ?? '').length;
     if (size > this.options.maxBodyBytes) {
-      return error(413, -32000, `Payload Too Large: the body exceeds ${this.options.maxBodyBytes} bytes`);
+      return jsonReply(413, errorMessage(id, -32000, `Payload Too Large: the body exceeds ${this.options.maxBodyBytes} bytes`));
     }
+    return undefined;
+  }
+
+  private async post(input: HttpInput, headers: Record<string, string>): Promise<HttpReply | null> {
+    const accept = accepts(headers.accept);
+    const refused = this.postChecks(input, headers);
+    if (refused) return refused;
     // eng-http parses application/json bodies; invalid (or empty) JSON arrives as null
     const body = input.body;
     if (body === null || body === undefined) return error(400, PARSE_ERROR, 'Parse error: Invalid JSON');
@@ -203,7 +234,12 @@ export class HttpEndpoint {
     let entry: Entry;
     let created = false;
     if (initialize) {
-      if (headers[SESSION_HEADER]) return error(400, INVALID_REQUEST, 'Invalid Request: Server already initialized');
+      if (headers[SESSION_HEADER]) {
+        return jsonReply(
+          400,
+          errorMessage((initialize as { id: string | number }).id, INVALID_REQUEST, 'Invalid Request: Server already initialized'),
+        );
+      }
       if (batch) return error(400, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch');
       const bytes = SESSION_BASE_BYTES + RETAINED_FACTOR * jsonLength((initialize as { params?: unknown }).params);
       const refusal = this.makeRoom(bytes, (initialize as { id: string | number }).id);
@@ -211,7 +247,7 @@ export class HttpEndpoint {
       entry = await this.open(bytes);
       created = true;
     } else {
-      const found = this.lookup(headers);
+      const found = this.lookup(headers, batch ? null : readableId(body));
       if (!('session' in found)) return found;
       entry = found;
       if (batch && !batchesAllowed(entry.session.protocolVersion)) {

@@ -1,0 +1,169 @@
+import { connect, type EngClient } from '@eng/sdk';
+import { type EngineProcess, waitFor } from '../../../test/harness.ts';
+
+// The fixtures the 2026-07-28 scenarios of the MCP conformance suite (0.2.0-alpha.12) ask for,
+// written as ordinary engine functions like conformance-fixtures.ts. They ask the client through the
+// per-call functions of `metadata.mcp` exactly as on 2025-11-25 (`elicitation_function`,
+// `sampling_function`, `roots_function`); `input_key` names the request in `inputRequests`, and
+// functions the client is asked by in parallel come back as one input-required result.
+// Nothing in eng-mcp knows these names.
+
+interface Mcp {
+  token: string;
+  log_function: string;
+  sampling_function: string;
+  elicitation_function: string;
+  roots_function: string;
+  client_capabilities?: Record<string, unknown>;
+}
+
+const mcpOf = (ctx: { metadata?: unknown }): Mcp => {
+  const mcp = (ctx.metadata as { mcp?: Mcp } | undefined)?.mcp;
+  if (!mcp?.token) throw new Error('called without MCP call metadata');
+  return mcp;
+};
+
+const expose = { 'mcp.expose': true };
+const noArgs = { type: 'object', properties: {}, additionalProperties: false };
+const text = (value: string) => ({ content: [{ type: 'text', text: value }] });
+const nameSchema = (property: string) => ({
+  type: 'object',
+  properties: { [property]: { type: 'string' } },
+  required: [property],
+});
+
+export async function conformanceWorker2026(engine: EngineProcess, name = 'conformance-fixtures-2026'): Promise<EngClient> {
+  const worker = connect(engine.busUrl, { name, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+  // biome-ignore lint/suspicious/noExplicitAny: fixtures take whatever the suite sends
+  const tool = (id: string, handler: (input: any, ctx: { metadata?: unknown }) => unknown, requestFormat: unknown = noArgs) =>
+    worker.registerFunction(id, handler as never, {
+      description: `conformance fixture ${id}`,
+      request_format: requestFormat,
+      metadata: expose,
+    });
+  const elicit = (mcp: Mcp, key: string, message: string, property: string) =>
+    worker.call<{ action: string; content?: Record<string, unknown> }>(mcp.elicitation_function, {
+      token: mcp.token,
+      input_key: key,
+      message,
+      requestedSchema: nameSchema(property),
+    });
+  const sample = (mcp: Mcp, key: string, prompt: string, maxTokens: number) =>
+    worker.call<{ content: { type: string; text?: string } }>(mcp.sampling_function, {
+      token: mcp.token,
+      input_key: key,
+      messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+      maxTokens,
+    });
+  const roots = (mcp: Mcp, key: string) =>
+    worker.call<{ roots: Array<{ uri: string }> }>(mcp.roots_function, { token: mcp.token, input_key: key });
+
+  // ── server-stateless diagnostics ──────────────────────────────────────────────────────────
+  tool('test_missing_capability', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    const answer = await sample(mcp, 'needs_sampling', 'Say hi', 10);
+    return text(`sampled: ${answer.content.text ?? ''}`);
+  });
+  tool('test_streaming_elicitation', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    const answer = await elicit(mcp, 'user_name', 'What is your name?', 'name');
+    return text(`Hello, ${String(answer.content?.name ?? 'nobody')}!`);
+  });
+  tool('test_logging_tool', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    await worker.call(mcp.log_function, { token: mcp.token, level: 'info', data: 'a log line', logger: 'fixture' });
+    return text('logged');
+  });
+  let dynamic = 0;
+  tool('test_trigger_tool_change', () => {
+    dynamic++;
+    worker.registerFunction(`test_dynamic_tool_${dynamic}`, () => text('dynamic'), { description: 'added at run time', metadata: expose });
+    return text(`added test_dynamic_tool_${dynamic}`);
+  });
+  tool('test_trigger_prompt_change', () => {
+    dynamic++;
+    worker.registerFunction(`fixtures::dynamic_prompt_${dynamic}`, () => 'a dynamic prompt', {
+      description: 'added at run time',
+      metadata: { ...expose, 'mcp.prompt': { name: `test_dynamic_prompt_${dynamic}` } },
+    });
+    return text(`added test_dynamic_prompt_${dynamic}`);
+  });
+
+  // ── SEP-2243 custom headers ─────────────────────────────────────────────────────────────
+  tool('test_custom_header', ({ region }: { region?: string }) => text(`region ${region ?? 'none'}`), {
+    type: 'object',
+    properties: { region: { type: 'string', description: 'routed by the Mcp-Param-Region header', 'x-mcp-header': 'Region' } },
+    required: ['region'],
+  });
+
+  // ── SEP-2322 input-required results ──────────────────────────────────────────────────────
+  tool('test_input_required_result_elicitation', async (_input, ctx) => {
+    const answer = await elicit(mcpOf(ctx), 'user_name', 'What is your name?', 'name');
+    return text(`Hello, ${String(answer.content?.name ?? 'nobody')}!`);
+  });
+  tool('test_input_required_result_tampered_state', async (_input, ctx) => {
+    const answer = await elicit(mcpOf(ctx), 'user_name', 'What is your name?', 'name');
+    return text(`Hello, ${String(answer.content?.name ?? 'nobody')}!`);
+  });
+  tool('test_input_required_result_sampling', async (_input, ctx) => {
+    const answer = await sample(mcpOf(ctx), 'capital_question', 'What is the capital of France?', 100);
+    return text(`The model said: ${answer.content.text ?? ''}`);
+  });
+  tool('test_input_required_result_list_roots', async (_input, ctx) => {
+    const answer = await roots(mcpOf(ctx), 'client_roots');
+    return text(`roots: ${answer.roots.map((r) => r.uri).join(', ')}`);
+  });
+  tool('test_input_required_result_request_state', async (_input, ctx) => {
+    const answer = await worker.call<{ action: string; content?: { ok?: boolean } }>(mcpOf(ctx).elicitation_function, {
+      token: mcpOf(ctx).token,
+      input_key: 'confirm',
+      message: 'Please confirm',
+      requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+    });
+    // the request state eng-mcp issued came back intact, or this function would not be running
+    return text(`state-ok: confirmed=${String(answer.content?.ok)}`);
+  });
+  tool('test_input_required_result_multiple_inputs', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    const [user, greeting, listed] = await Promise.all([
+      elicit(mcp, 'user_name', 'What is your name?', 'name'),
+      sample(mcp, 'greeting', 'Generate a greeting', 50),
+      roots(mcp, 'client_roots'),
+    ]);
+    return text(`${greeting.content.text ?? ''} ${String(user.content?.name)} (${listed.roots.length} roots)`);
+  });
+  tool('test_input_required_result_multi_round', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    const first = await elicit(mcp, 'step1', 'Step 1: What is your name?', 'name');
+    const second = await elicit(mcp, 'step2', 'Step 2: What is your favorite color?', 'color');
+    return text(`${String(first.content?.name)} likes ${String(second.content?.color)}`);
+  });
+  tool('test_input_required_result_capabilities', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    const caps = mcp.client_capabilities ?? {};
+    const asks: Array<Promise<unknown>> = [];
+    if (caps.elicitation) asks.push(elicit(mcp, 'user_name', 'What is your name?', 'name'));
+    if (caps.sampling) asks.push(sample(mcp, 'greeting', 'Generate a greeting', 50));
+    if (caps.roots) asks.push(roots(mcp, 'client_roots'));
+    await Promise.all(asks);
+    return text(`asked ${asks.length} of what the client can answer`);
+  });
+  worker.registerFunction(
+    'fixtures::input_required_prompt',
+    async (_input: unknown, ctx: { metadata?: unknown }) => {
+      const answer = await elicit(mcpOf(ctx), 'user_context', 'What context should the prompt use?', 'context');
+      return `Use this context: ${String(answer.content?.context)}`;
+    },
+    {
+      description: 'a prompt that asks the user first',
+      metadata: { ...expose, 'mcp.prompt': { name: 'test_input_required_result_prompt', description: 'asks for context (MRTR)' } },
+    },
+  );
+
+  await worker.ready({ timeoutMs: 10_000 });
+  await waitFor(async () => {
+    const { functions } = await worker.call<{ functions: Array<{ function_id: string }> }>('engine::functions::list', {});
+    return functions.some((f) => f.function_id === 'fixtures::input_required_prompt');
+  });
+  return worker;
+}
