@@ -27,7 +27,54 @@ export const QueueConfigSchema = z
   });
 export type QueueConfig = z.infer<typeof QueueConfigSchema>;
 
-type StoreAdapter = { name: 'memory'; config?: null | Record<string, never> } | { name: 'sqlite'; config?: { file_path?: string } | null };
+/** `adapter: {name: redis}`: the queue shared by every engine on one Redis (redis-store.ts). */
+const RedisQueueAdapterSchema = z
+  .object({
+    name: z.literal('redis'),
+    config: z
+      .object({
+        redis_url: z.string().min(1).default('redis://localhost:6379'),
+        /** Prefix of every key (and of the wake-up channel); engines that share a queue share it. */
+        key_prefix: z.string().default('eng:queue:'),
+        /**
+         * How long a claimed message stays invisible to other engines without its engine renewing the
+         * claim (every lease_ms / 3): after an engine dies, its messages run again after at most this.
+         */
+        lease_ms: z.number().int().min(100).default(30_000),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+export type RedisQueueAdapter = z.output<typeof RedisQueueAdapterSchema>;
+
+/** `adapter: {name: rabbitmq}` with iii's config keys (rabbitmq-store.ts). */
+const RabbitQueueAdapterSchema = z
+  .object({
+    name: z.literal('rabbitmq'),
+    config: z
+      .object({
+        amqp_url: z.string().min(1).default('amqp://localhost:5672'),
+        /** Deliveries before the dead-letter queue, for every queue (iii's key); unset: 1 + max_retries of the queue. */
+        max_attempts: z.number().int().min(1).optional(),
+        /** Unacknowledged deliveries per consumer (per function, per engine); unset: the queue's concurrency. */
+        prefetch_count: z.number().int().min(1).optional(),
+        /** `fifo`: every named queue is served in order, one message at a time across the cluster. */
+        queue_mode: z.enum(['standard', 'fifo']).default('standard'),
+        /** Prefix of every exchange and queue name this engine declares. */
+        prefix: z.string().default('eng.'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+export type RabbitQueueAdapter = z.output<typeof RabbitQueueAdapterSchema>;
+
+type StoreAdapter =
+  | { name: 'memory'; config?: null | Record<string, never> }
+  | { name: 'sqlite'; config?: { file_path?: string } | null }
+  | RedisQueueAdapter
+  | RabbitQueueAdapter;
 
 const AdapterSchema = z
   .discriminatedUnion('name', [
@@ -55,6 +102,8 @@ const AdapterSchema = z
           .nullish(),
       })
       .strict(),
+    RedisQueueAdapterSchema,
+    RabbitQueueAdapterSchema,
   ])
   .transform((adapter): StoreAdapter => {
     if (adapter.name !== 'builtin') return adapter;

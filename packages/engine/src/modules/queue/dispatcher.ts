@@ -157,62 +157,85 @@ export class Dispatcher {
 
   /** Run one delivery and record its result: ack, retry with backoff, or dead letter. */
   private async settle(lane: Lane, message: StoredMessage): Promise<void> {
-    const outcome = await this.run(lane, message);
+    const verdict = await deliverOnce(this.deps, lane.settings, message);
     if (this.stopped) return;
     const { store } = this.deps;
-    if (outcome === 'skipped' || outcome.ok) return store.ack(message);
-    if (this.notTheHandlersFault(outcome.error, message.functionId)) return;
+    if (verdict.kind === 'ack') return store.ack(message);
+    if (verdict.kind === 'requeue') return;
     const attempts = message.attempts + 1;
-    const error = `${outcome.error.code}: ${outcome.error.message}`;
     if (attempts >= lane.settings.maxAttempts) {
-      this.deps.log.warn('message moved to the dead-letter queue', { queue: lane.name, message_id: message.id, attempts, error });
-      return store.deadLetter(message, attempts, error, Date.now());
+      this.deps.log.warn('message moved to the dead-letter queue', {
+        queue: lane.name,
+        message_id: message.id,
+        attempts,
+        error: verdict.error,
+      });
+      return store.deadLetter(message, attempts, verdict.error, Date.now());
     }
-    return store.retry(message, attempts, Date.now() + backoffDelay(lane.settings.backoffMs, attempts), error);
+    return store.retry(message, attempts, Date.now() + backoffDelay(lane.settings.backoffMs, attempts), verdict.error);
   }
+}
 
-  private async run(lane: Lane, message: StoredMessage): Promise<InvokeOutcome | 'skipped'> {
-    const data = JSON.parse(message.dataJson) as unknown;
-    const options: InvokeOptions = {
-      traceparent: message.traceparent ?? undefined,
-      baggage: message.baggage ?? undefined,
-      timeoutMs: lane.settings.timeoutMs,
-      // made on behalf of the worker that sent it, which the engine stored beside the data
-      originWorkerId: message.sender ?? undefined,
-    };
-    const condition = lane.settings.conditionFunctionId;
-    if (condition) {
-      // spec §5.1: only a literal `false` skips; a failed condition call fails this delivery
-      const verdict = await this.deps.invoke(condition, data, options);
-      if (!verdict.ok) {
-        return { ok: false, error: { code: verdict.error.code, message: `condition ${condition} failed: ${verdict.error.message}` } };
-      }
-      if (verdict.result === false) return 'skipped';
+/** What one delivery came to: done (or skipped by its condition), not the handler's fault, or failed. */
+export type DeliveryVerdict = { kind: 'ack' } | { kind: 'requeue' } | { kind: 'fail'; error: string };
+
+export interface DeliveryDeps {
+  invoke(functionId: string, data: unknown, options?: InvokeOptions): Promise<InvokeOutcome>;
+  hasFunction(functionId: string): boolean;
+}
+
+/**
+ * One delivery of a message, shared by every store (the local dispatcher and the brokers of
+ * redis-store.ts and rabbitmq-store.ts): the condition call, the consumer span, the handler call.
+ */
+export async function deliverOnce(deps: DeliveryDeps, settings: LaneSettings, message: StoredMessage): Promise<DeliveryVerdict> {
+  const outcome = await runDelivery(deps, settings, message);
+  if (outcome === 'skipped' || outcome.ok) return { kind: 'ack' };
+  if (notTheHandlersFault(deps, outcome.error, message.functionId)) return { kind: 'requeue' };
+  return { kind: 'fail', error: `${outcome.error.code}: ${outcome.error.message}` };
+}
+
+async function runDelivery(deps: DeliveryDeps, settings: LaneSettings, message: StoredMessage): Promise<InvokeOutcome | 'skipped'> {
+  const data = JSON.parse(message.dataJson) as unknown;
+  const options: InvokeOptions = {
+    traceparent: message.traceparent ?? undefined,
+    baggage: message.baggage ?? undefined,
+    timeoutMs: settings.timeoutMs,
+    // made on behalf of the worker that sent it, which the engine stored beside the data
+    originWorkerId: message.sender ?? undefined,
+  };
+  const condition = settings.conditionFunctionId;
+  if (condition) {
+    // spec §5.1: only a literal `false` skips; a failed condition call fails this delivery
+    const verdict = await deps.invoke(condition, data, options);
+    if (!verdict.ok) {
+      return { ok: false, error: { code: verdict.error.code, message: `condition ${condition} failed: ${verdict.error.message}` } };
     }
-    // spec §2.6 queue spans: each delivery attempt is a consumer span tagged with the message, so
-    // the trace explorer's "group by message" gathers a message's attempts
-    options.span = {
-      kind: 'consumer',
-      attributes: {
-        'messaging.system': 'eng-queue',
-        'messaging.operation.type': 'process',
-        'messaging.destination.name': message.name,
-        'messaging.message.id': message.id,
-        'eng.message.id': message.id,
-        'eng.queue.attempt': message.attempts + 1,
-      },
-    };
-    return this.deps.invoke(message.functionId, data, options);
+    if (verdict.result === false) return 'skipped';
   }
+  // spec §2.6 queue spans: each delivery attempt is a consumer span tagged with the message, so
+  // the trace explorer's "group by message" gathers a message's attempts
+  options.span = {
+    kind: 'consumer',
+    attributes: {
+      'messaging.system': 'eng-queue',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': message.name,
+      'messaging.message.id': message.id,
+      'eng.message.id': message.id,
+      'eng.queue.attempt': message.attempts + 1,
+    },
+  };
+  return deps.invoke(message.functionId, data, options);
+}
 
-  /**
-   * The function vanished (its worker disconnected before or during the call) or the engine is
-   * stopping (the call was stopped while the function is still registered): the message stays
-   * queued and is delivered again later without spending a retry.
-   */
-  private notTheHandlersFault(error: ErrorBody, functionId: string): boolean {
-    if (error.code === ErrorCode.FunctionNotFound) return !this.deps.hasFunction(functionId);
-    if (error.code === ErrorCode.InvocationStopped) return this.deps.hasFunction(functionId);
-    return false;
-  }
+/**
+ * The function vanished (its worker disconnected before or during the call) or the engine is
+ * stopping (the call was stopped while the function is still registered): the message stays
+ * queued and is delivered again later without spending a retry.
+ */
+function notTheHandlersFault(deps: DeliveryDeps, error: ErrorBody, functionId: string): boolean {
+  if (error.code === ErrorCode.FunctionNotFound) return !deps.hasFunction(functionId);
+  if (error.code === ErrorCode.InvocationStopped) return deps.hasFunction(functionId);
+  return false;
 }

@@ -1,7 +1,7 @@
 import { describeZodError, EngError, EngineFunction, ErrorCode } from '@eng/protocol';
 import { z } from 'zod';
 import type { ModuleContext } from '../../core/module.ts';
-import type { QueueService } from './service.ts';
+import type { QueueApi } from './service.ts';
 
 // spec: engine-protocol §4.7 — the queue's functions, under our `eng::` ids and the iii ones.
 
@@ -62,7 +62,7 @@ function queueName(input: { queue?: string; topic?: string }, primary: 'queue' |
   return name;
 }
 
-export function registerQueueFunctions(ctx: ModuleContext<unknown>, service: QueueService): void {
+export function registerQueueFunctions(ctx: ModuleContext<unknown>, service: QueueApi): void {
   const register = (id: string, description: string, handler: Parameters<typeof ctx.registerFunction>[1]) => {
     ctx.registerFunction({ id, description }, handler);
     const alias = IiiAlias[id];
@@ -119,9 +119,9 @@ export function registerQueueFunctions(ctx: ModuleContext<unknown>, service: Que
     return service.dlqTopics();
   });
 
-  register(QueueFunction.DlqMessages, 'Page through the dead-lettered messages of a queue or topic', (input) => {
+  register(QueueFunction.DlqMessages, 'Page through the dead-lettered messages of a queue or topic', async (input) => {
     const args = parse(DlqMessagesInput, input);
-    const page = service.dlqMessages(queueName(args, 'topic'), args.offset, args.limit);
+    const page = await service.dlqMessages(queueName(args, 'topic'), args.offset, args.limit);
     // iii 0.22.1 answers the messages as a bare array (its console calls `.find` on it); `paged: true` adds the total
     return args.paged ? page : page.messages;
   });

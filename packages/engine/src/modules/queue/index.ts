@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { EngineModule, ModuleContext } from '../../core/module.ts';
+import { BrokerQueueService, type QueueBroker } from './broker.ts';
 import { type QueueModuleConfig, QueueModuleConfigSchema } from './config.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { registerQueueFunctions } from './functions.ts';
@@ -19,6 +20,7 @@ const EXPIRY_SWEEP_MS = 60_000;
 
 function openStore(config: QueueModuleConfig, dataDir: string): QueueStore {
   if (config.adapter.name === 'memory') return new MemoryQueueStore();
+  if (config.adapter.name !== 'sqlite') throw new Error(`not a local queue store: ${config.adapter.name}`);
   const file = config.adapter.config?.file_path;
   return new SqliteQueueStore(file ? resolve(file) : join(dataDir, 'queue.db'));
 }
@@ -29,6 +31,7 @@ export function queueModule(): EngineModule<QueueModuleConfig> {
   let sweep: NodeJS.Timeout | undefined;
   let stopWatching: (() => void) | undefined;
   let registry: SubscriberRegistry | undefined;
+  let stopBroker: (() => Promise<void>) | undefined;
 
   return {
     name: 'eng-queue',
@@ -36,8 +39,12 @@ export function queueModule(): EngineModule<QueueModuleConfig> {
     description: 'Durable queues: the enqueue action, durable:subscriber topics, retries and a dead-letter queue',
     configSchema: QueueModuleConfigSchema,
 
-    start(ctx: ModuleContext<QueueModuleConfig>) {
+    async start(ctx: ModuleContext<QueueModuleConfig>) {
       const { config, core } = ctx;
+      if (config.adapter.name === 'redis' || config.adapter.name === 'rabbitmq') {
+        stopBroker = await startBroker(ctx);
+        return;
+      }
       const queueStore = openStore(config, ctx.dataDir);
       store = queueStore;
       const hasFunction = (id: string) => core.functions.has(id);
@@ -100,12 +107,56 @@ export function queueModule(): EngineModule<QueueModuleConfig> {
       dispatcher?.wakeAll();
     },
 
-    stop() {
+    async stop() {
       stopWatching?.();
+      if (stopBroker) await stopBroker();
       if (sweep) clearInterval(sweep);
       registry?.stop();
       dispatcher?.stop();
       store?.close();
     },
+  };
+}
+
+/** `adapter: redis | rabbitmq`: a queue shared by every engine on the same broker. */
+async function startBroker(ctx: ModuleContext<QueueModuleConfig>): Promise<() => Promise<void>> {
+  const { config, core } = ctx;
+  const deps = { config, invoke: ctx.invoke, hasFunction: (id: string) => core.functions.has(id), log: ctx.log };
+  const adapter = config.adapter;
+  let broker: QueueBroker;
+  // loaded only when configured: an engine without them does not load amqplib
+  if (adapter.name === 'redis') {
+    const { RedisQueueBroker } = await import('./redis-store.ts');
+    broker = new RedisQueueBroker({ ...deps, adapter: adapter.config });
+  } else if (adapter.name === 'rabbitmq') {
+    const { RabbitQueueBroker } = await import('./rabbitmq-store.ts');
+    broker = new RabbitQueueBroker({ ...deps, adapter: adapter.config });
+  } else throw new Error(`not a shared queue adapter: ${adapter.name}`);
+  try {
+    await broker.start();
+  } catch (err) {
+    await broker.stop().catch(() => {});
+    throw err;
+  }
+  registerQueueFunctions(ctx as ModuleContext<unknown>, new BrokerQueueService(config, broker));
+  ctx.registerTriggerType(
+    {
+      id: DURABLE_SUBSCRIBER,
+      description: 'Receive every message published to a topic, with retries and a dead-letter queue',
+      trigger_request_format: {
+        type: 'object',
+        properties: { topic: { type: 'string' }, condition_function_id: { type: 'string' }, queue_config: { type: 'object' } },
+        required: ['topic'],
+      },
+    },
+    { register: (binding) => broker.registerSubscriber(binding), unregister: (binding) => broker.unregisterSubscriber(binding) },
+  );
+  const stopWatching = core.functions.onChange((change) => {
+    if (change.kind === 'added' && core.functions.has(change.id)) broker.functionAdded(change.id);
+  });
+  ctx.log.info(`queue store: ${broker.adapterName}`, { queues: Object.keys(config.queue_configs) });
+  return async () => {
+    stopWatching();
+    await broker.stop();
   };
 }

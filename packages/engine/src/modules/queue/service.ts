@@ -29,10 +29,46 @@ export interface DlqMessageRecord {
   size_bytes: number;
 }
 
-/** Where a queue or topic name is served from, as `engine::queue::list_topics` reports it. */
-const BROKER: Record<MessageKind, string> = { queue: 'function_queue', topic: 'topic' };
+export interface TopicRow {
+  name: string;
+  broker_type: string;
+  subscriber_count: number;
+  depth: number;
+  dlq_count: number;
+}
 
-export class QueueService {
+export interface DlqPage {
+  topic: string;
+  messages: DlqMessageRecord[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** What the queue's functions (functions.ts) ask of a queue, whichever adapter holds it. */
+export interface QueueApi {
+  enqueue(
+    queue: string,
+    functionId: string,
+    data: unknown,
+    messageId: string | undefined,
+    trace: MessageContext,
+  ): Promise<{ messageReceiptId: string }>;
+  publish(topic: string, data: unknown, trace: MessageContext): Promise<number>;
+  listTopics(): MaybePromise<TopicRow[]>;
+  topicStats(name: string): MaybePromise<unknown>;
+  dlqTopics(): MaybePromise<Array<{ topic: string; broker_type: string; message_count: number }>>;
+  dlqMessages(name: string, offset: number, limit: number): MaybePromise<DlqPage>;
+  redrive(name: string, messageId: string | null): Promise<number>;
+  discard(name: string, messageId: string): Promise<boolean>;
+}
+
+/** Where a queue or topic name is served from, as `engine::queue::list_topics` reports it. */
+export const BROKER: Record<MessageKind, string> = { queue: 'function_queue', topic: 'topic' };
+
+export class QueueService implements QueueApi {
   constructor(
     private readonly config: QueueModuleConfig,
     private readonly store: QueueStore,
@@ -115,7 +151,7 @@ export class QueueService {
     return messages.length;
   }
 
-  listTopics(): Array<{ name: string; broker_type: string; subscriber_count: number; depth: number; dlq_count: number }> {
+  listTopics(): TopicRow[] {
     const names = new Map<string, { name: string; kind: MessageKind }>();
     const add = (name: string, kind: MessageKind) => names.set(`${kind}\u0000${name}`, { name, kind });
     add('default', 'queue');
@@ -167,7 +203,7 @@ export class QueueService {
       .map((t) => ({ topic: t.name, broker_type: t.broker_type, message_count: t.dlq_count }));
   }
 
-  dlqMessages(name: string, offset: number, limit: number) {
+  dlqMessages(name: string, offset: number, limit: number): DlqPage {
     const page = this.store.dlqPage(name, offset, limit);
     return { topic: name, messages: page.messages.map(toDlqRecord), total: page.total, offset, limit };
   }
@@ -194,7 +230,7 @@ export class QueueService {
 }
 
 /** spec §2.5 step 6: a FIFO queue needs its group field present and non-null in `data`. */
-function fifoGroup(queue: string, field: string, data: unknown): string {
+export function fifoGroup(queue: string, field: string, data: unknown): string {
   if (data === null || typeof data !== 'object' || Array.isArray(data) || !(field in data)) {
     throw new EngError(ErrorCode.EnqueueError, `FIFO queue '${queue}' requires field '${field}' in data, but it was not found`);
   }
@@ -206,13 +242,13 @@ function fifoGroup(queue: string, field: string, data: unknown): string {
 }
 
 /** A FIFO subscriber without a usable group field is strictly serial: one group for everything. */
-function groupOf(field: string | null, data: unknown): string {
+export function groupOf(field: string | null, data: unknown): string {
   if (!field || data === null || typeof data !== 'object' || Array.isArray(data)) return '';
   const value = (data as Record<string, unknown>)[field];
   return value === null || value === undefined ? '' : JSON.stringify(value);
 }
 
-function toDlqRecord(m: StoredMessage): DlqMessageRecord {
+export function toDlqRecord(m: StoredMessage): DlqMessageRecord {
   return {
     id: m.id,
     queue: m.name,
