@@ -89,6 +89,7 @@ export class RabbitQueueBroker implements QueueBroker {
   private readonly counters = new Map<string, { delivered: number; failed: number }>();
   private readonly inflight = new Map<string, number>();
   private stopped = false;
+  private consumerStarts: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: RabbitBrokerDeps) {
     this.x = deps.adapter.prefix;
@@ -279,11 +280,15 @@ export class RabbitQueueBroker implements QueueBroker {
     c.starting = (async () => {
       if (c.kind === 'queue') await this.declareFunctionQueue(c.name, c.functionId);
       const prefetch = c.fifo ? 1 : (this.deps.adapter.prefetch_count ?? this.consumerSettings(c).concurrency);
-      await this.consume.prefetch(prefetch, false);
-      const reply = await this.consume.consume(c.queue, (msg) => {
-        if (msg) this.handle(c, msg);
+      // the channel's prefetch applies to the consumers started after it: one start at a time
+      const started = this.consumerStarts.then(async () => {
+        await this.consume.prefetch(prefetch, false);
+        return this.consume.consume(c.queue, (msg) => {
+          if (msg) this.handle(c, msg);
+        });
       });
-      c.tag = reply.consumerTag;
+      this.consumerStarts = started.catch(() => undefined);
+      c.tag = (await started).consumerTag;
     })()
       .catch((err: unknown) => {
         if (!this.stopped) this.deps.log.error('rabbitmq consumer failed to start', { queue: c.queue, error: (err as Error).message });
