@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { NODE_TS, REPO_ROOT } from '../test/harness.ts';
 
 const only = process.argv.slice(2);
-const benches = ['invoke', 'http', 'spans', 'state', 'traces', 'mcp', 'proxy', 'chat', 'worktree'].filter(
+const benches = ['invoke', 'http', 'spans', 'state', 'queue', 'traces', 'mcp', 'proxy', 'chat', 'worktree'].filter(
   (b) => only.length === 0 || only.includes(b),
 );
 let failed = 0;

@@ -100,7 +100,7 @@ export class RabbitQueueBroker implements QueueBroker {
   async start(): Promise<void> {
     const url = this.deps.adapter.amqp_url;
     try {
-      this.connection = await connect(url);
+      this.connection = await connect(url, { noDelay: true });
     } catch (err) {
       throw new Error(`could not reach rabbitmq at ${redactUrl(url)}: ${(err as Error).message}`);
     }
