@@ -33,7 +33,7 @@ import { DuplicateMessageError, type MessageKind, type NewMessage, type StoredMe
  *   P subs:<topic>           hash function id → durable:subscriber config; P topics: set of topics
  *   P bound:<part>           hash engine id → last heartbeat: engines where the subscriber is bound
  *   P dormant                hash part → since when no engine has the subscriber bound
- *   P wake                   pub/sub channel: a partition received messages
+ *   P wake                   pub/sub channel: `<origin engine id>\n<part>`, a partition received messages
  *
  * A partition is one function of a named queue (`q:["queue","fn"]`) or one subscribing function of a
  * topic (`t:["topic","fn"]`): an engine claims only partitions whose function its own workers serve.
@@ -59,16 +59,16 @@ local function kill(id, name, part, group, err, now)
 end
 `;
 
-/** ARGV: P, now, n, then per message: id, part, name, nameRef, body, group ('-' none, 'g:<value>'), readyAt. */
+/** ARGV: P, now, n, origin engine, then per message: id, part, name, nameRef, body, group ('-' none, 'g:<value>'), readyAt. */
 const INSERT = `${MESSAGE_FIELDS}
-local now = tonumber(ARGV[2]); local n = tonumber(ARGV[3])
+local now = tonumber(ARGV[2]); local n = tonumber(ARGV[3]); local origin = ARGV[4]
 for i = 0, n - 1 do
-  local id = ARGV[4 + i * 7]
+  local id = ARGV[5 + i * 7]
   if redis.call('EXISTS', mkey(id)) == 1 then return {0, id} end
 end
 local woken = {}
 for i = 0, n - 1 do
-  local b = 4 + i * 7
+  local b = 5 + i * 7
   local id, part, name, ref, body, grp, ready = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5], tonumber(ARGV[b + 6])
   local seq = redis.call('INCR', P .. 'seq')
   local mk = mkey(id)
@@ -79,7 +79,7 @@ for i = 0, n - 1 do
   redis.call('SADD', P .. 'parts', part)
   redis.call('SADD', P .. 'parts:' .. name, part)
   redis.call('SADD', P .. 'names', ref)
-  if not woken[part] then woken[part] = true; redis.call('PUBLISH', P .. 'wake', part) end
+  if not woken[part] then woken[part] = true; redis.call('PUBLISH', P .. 'wake', origin .. '\\n' .. part) end
 end
 return {1}
 `;
@@ -221,7 +221,7 @@ if not f[1] or f[2] ~= token then return 0 end
 if redis.call('ZREM', pkey(f[1], 'inflight'), id) == 0 then return 0 end
 redis.call('HSET', mkey(id), 'token', '')
 redis.call('ZADD', pkey(f[1], 'pending'), f[3], id)
-redis.call('PUBLISH', P .. 'wake', f[1])
+redis.call('PUBLISH', P .. 'wake', '\\n' .. f[1])
 return 1
 `;
 
@@ -259,7 +259,7 @@ for _, id in ipairs(ids) do
     redis.call('HDEL', mkey(id), 'error', 'failedAt', 'wait', 'token')
     redis.call('ZADD', pkey(part, 'pending'), seq, id)
     redis.call('SADD', P .. 'parts', part)
-    redis.call('PUBLISH', P .. 'wake', part)
+    redis.call('PUBLISH', P .. 'wake', '\\n' .. part)
     n = n + 1
   end
 end
@@ -376,7 +376,11 @@ export class RedisQueueBroker implements QueueBroker {
     const url = this.deps.adapter.redis_url;
     await checkRedis(this.redis, url);
     await checkRedis(this.sub, url);
-    this.sub.on('message', (_channel: string, part: string) => this.wake(part));
+    this.sub.on('message', (_channel: string, text: string) => {
+      // `<origin engine>\n<part>`: an engine has already woken its own lanes for what it stored
+      const cut = text.indexOf('\n');
+      if (text.slice(0, cut) !== this.engineId) this.wake(text.slice(cut + 1));
+    });
     await this.sub.subscribe(`${this.prefix}wake`);
     for (const key of await this.redis.smembers(`${this.prefix}parts`)) this.part(key);
     for (const part of this.parts.values()) this.schedule(part);
@@ -431,7 +435,7 @@ export class RedisQueueBroker implements QueueBroker {
   }
 
   private async insert(batch: Array<{ message: NewMessage; part: string }>): Promise<void> {
-    const args: Array<string | number> = [this.prefix, Date.now(), batch.length];
+    const args: Array<string | number> = [this.prefix, Date.now(), batch.length, this.engineId];
     for (const { message: m, part } of batch) {
       const { lane: _lane, ...body } = m;
       args.push(
