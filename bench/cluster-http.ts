@@ -142,7 +142,7 @@ async function load(setup: Setup, seconds: number): Promise<Figures> {
   const pidsOf = (procs: Proc[]) => procs.map((p) => p.child.pid);
   const engines = pidsOf(setup.engines);
   const workers = pidsOf(setup.workers);
-  const sum = (pids: Array<number | undefined>) => pids.reduce((n, pid) => n + cpuMs(pid), 0);
+  const sum = (pids: Array<number | undefined>) => pids.reduce<number>((n, pid) => n + cpuMs(pid), 0);
   const before = { e: sum(engines), w: sum(workers), r: cpuMs(setup.redisPid) };
   const per = Math.max(1, Math.floor(CONNECTIONS / setup.urls.length));
   const results = await Promise.all(setup.urls.map((url) => autocannon({ url, connections: per, duration: seconds, pipelining: 1 })));

@@ -8,7 +8,9 @@
  * invocation_stopped and the next call goes to another engine serving the function (or fails
  * naming it).
  */
+
 import { connect, type EngClient } from '@eng/sdk';
+import { http } from '@iii-dev/helpers/http';
 import { registerWorker } from 'iii-sdk-0.22.1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, startEngine, waitFor } from '../../../test/harness.ts';
@@ -97,6 +99,23 @@ beforeAll(async () => {
     body: { hello: req.path_params.name },
   }));
   w2.registerTrigger({ type: 'http', function_id: 'greet::hello', config: { api_path: 'hello/:name', http_method: 'GET' } });
+  // a handler that streams its answer, and one that reads a raw body: through the request's channels
+  w2.registerFunction(
+    'stream::download',
+    http(async (_req: unknown, res: any) => {
+      res.status(201);
+      res.headers({ 'content-type': 'text/plain', 'x-streamed': 'yes' });
+      res.stream.write(Buffer.from('hello '));
+      await sleep(50);
+      res.stream.end(Buffer.from('world'));
+    }) as never,
+  );
+  w2.registerTrigger({ type: 'http', function_id: 'stream::download', config: { api_path: 'download', http_method: 'GET' } });
+  w2.registerFunction('items::upload', async (req: any) => {
+    const raw = (await req.request_body.readAll()) as Buffer;
+    return { status_code: 201, body: { bytes: raw.length, head: raw.subarray(0, 5).toString('utf8') } };
+  });
+  w2.registerTrigger({ type: 'http', function_id: 'items::upload', config: { api_path: 'upload', http_method: 'POST' } });
 
   w3 = iiiWorker(engines.e3!.busUrl, 'jobs-e3');
   iii.push(w3);
@@ -117,8 +136,9 @@ beforeAll(async () => {
   // every function and route of e2 and e3 has reached e1
   await waitFor(async () => {
     const fns = await list(caller);
-    return ['math::add', 'math::fail', 'pub::echo', 'greet::hello', 'trace::route', 'job::hold'].every((id) => fns.has(id)) &&
-      fns.get('dup::where')?.engines?.length === 2
+    return ['math::add', 'math::fail', 'pub::echo', 'stream::download', 'items::upload', 'greet::hello', 'trace::route', 'job::hold'].every(
+      (id) => fns.has(id),
+    ) && fns.get('dup::where')?.engines?.length === 2
       ? fns
       : null;
   }, 15_000);
@@ -212,6 +232,20 @@ describe('calls routed between engines', () => {
       expect(res.headers.get('x-served-by')).toBe('e2');
       expect(await res.json()).toEqual({ hello: 'ann' });
     }
+  });
+
+  it("a handler on e2 streams its answer, and reads a raw body, for a request e1 took (the request's channels are relayed)", async () => {
+    await waitFor(async () => (await fetch(httpUrl('e1', 'download'))).status === 201, 10_000);
+    const streamed = await fetch(httpUrl('e1', 'download'));
+    expect(streamed.status).toBe(201);
+    expect(streamed.headers.get('x-streamed')).toBe('yes');
+    expect(await streamed.text()).toBe('hello world');
+
+    const body = Buffer.alloc(300_000, 'x');
+    body.write('start', 0);
+    const uploaded = await fetch(httpUrl('e1', 'upload'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+    expect(uploaded.status).toBe(201);
+    expect(await uploaded.json()).toEqual({ bytes: 300_000, head: 'start' });
   });
 });
 

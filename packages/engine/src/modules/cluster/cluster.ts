@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
 import { EngError, type ErrorBody, ErrorCode, type FunctionRecord } from '@eng/protocol';
 import { Redis } from 'ioredis';
+import type { ChannelManager } from '../../bus/channels.ts';
 import type { Core } from '../../core/core.ts';
 import { type ClusterDirectory, type FunctionEntry, functionKind, type InvocationInfo } from '../../core/functions.ts';
 import { type InvokeOutcome, JsonText, type Settle } from '../../core/invoker.ts';
 import type { Logger } from '../../log.ts';
 import { checkRedis } from '../../stores/redis.ts';
+import { bridgeChannels } from './channel-bridge.ts';
 import type { ClusterConfig } from './config.ts';
 
 // Several engines on one Redis act as one (issue 27 item 3). Each engine:
@@ -114,6 +116,7 @@ export class Cluster implements ClusterDirectory {
     private readonly config: ClusterConfig,
     private readonly log: Logger,
     private readonly addresses: () => { http: string | null; bus: string | null },
+    private readonly channels: () => ChannelManager | undefined,
   ) {
     this.engineId = config.engine_id ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     this.prefix = `${config.namespace}:cluster`;
@@ -281,10 +284,13 @@ export class Cluster implements ClusterDirectory {
       this.log.warn(`cluster: this engine's functions could not be written out: ${(err as Error).message}`);
       return;
     }
-    const changed = body !== this.lastAnnounced;
+    // the addresses count too: the bus opens its port after every module started (its first
+    // announcement has none), and other engines reach this one's channels through it
+    const a = this.addresses();
+    const announced = `${a.http} ${a.bus} ${body}`;
+    const changed = announced !== this.lastAnnounced;
     if (changed) this.versionCounter++;
     const version = `${this.startedAtMs}.${this.versionCounter}`;
-    const a = this.addresses();
     const head = JSON.stringify({
       engine_id: this.engineId,
       version,
@@ -303,7 +309,7 @@ export class Cluster implements ClusterDirectory {
         .sadd(`${this.prefix}:members`, this.engineId);
       if (changed) tx.publish(`${this.prefix}:changes`, this.engineId);
       await tx.exec();
-      this.lastAnnounced = body;
+      this.lastAnnounced = announced;
     } catch (err) {
       this.log.debug(`cluster: heartbeat failed: ${(err as Error).message}`);
     }
@@ -591,15 +597,20 @@ export class Cluster implements ClusterDirectory {
     }
     const reply = this.engineChannel(header.from);
     const entry = this.core.functions.get(header.fn);
+    const callerBus = this.members.get(header.from)?.snapshot.bus_url;
     // only this engine's workers' functions are served to other engines: its modules' functions
     // (engine::*, state::*, …) are every engine's own, never reached through another
     if (!entry || entry.ownerWorkerId === null) {
       void this.publishResult(reply, header.c, 'miss', '');
       return;
     }
+    // the caller engine's channel refs become channels here, relayed there (an HTTP request's body and response)
+    const channels = this.channels();
+    const bridged = callerBus && channels ? bridgeChannels(channels, data, callerBus) : undefined;
     const settle: Settle = {
       takesJson: true,
       settle: (outcome: InvokeOutcome) => {
+        bridged?.(outcome);
         if (outcome.ok) {
           let json: string;
           try {

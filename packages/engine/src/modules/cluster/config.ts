@@ -24,6 +24,14 @@ export const ClusterConfig = z
     ttl_ms: z.number().int().min(150).max(600_000).default(5000),
     /** How often the members' Redis connections are checked (a killed engine is gone at the next check). */
     check_ms: z.number().int().min(20).max(10_000).default(250),
+    /**
+     * The bus URL other engines use to reach this engine's channels (an HTTP request's response
+     * written by a worker there); default: this engine's bus URL, 0.0.0.0 replaced by the host name.
+     */
+    bus_url: z
+      .string()
+      .regex(/^wss?:\/\//, 'a ws:// or wss:// URL')
+      .optional(),
     /** Mount the other engines' HTTP routes here too (a round-robin load balancer in front then works). */
     http_routes: z.boolean().default(true),
   })

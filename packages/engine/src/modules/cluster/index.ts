@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+import type { ChannelManager } from '../../bus/channels.ts';
 import { type BusAddress, BusService } from '../../bus/server.ts';
 import type { EngineModule } from '../../core/module.ts';
 import { Cluster } from './cluster.ts';
@@ -18,11 +20,15 @@ export function clusterModule(): EngineModule<ClusterConfig> {
     description: 'several engines on one Redis act as one: calls routed between engines, HTTP routes on every engine',
     configSchema: ClusterConfig,
     async start(ctx) {
-      const addresses = () => ({
-        http: ctx.services.get<{ url?: string }>('address.http')?.url ?? null,
-        bus: ctx.services.get<BusAddress>(BusService.Address)?.url ?? null,
-      });
-      cluster = new Cluster(ctx.core, ctx.config, ctx.log, addresses);
+      const addresses = () => {
+        const bus = ctx.services.get<BusAddress>(BusService.Address)?.url ?? null;
+        return {
+          http: ctx.services.get<{ url?: string }>('address.http')?.url ?? null,
+          bus: ctx.config.bus_url ?? bus?.replace('//0.0.0.0:', `//${hostname()}:`) ?? null,
+        };
+      };
+      const channels = () => ctx.services.get<ChannelManager>(BusService.Channels);
+      cluster = new Cluster(ctx.core, ctx.config, ctx.log, addresses, channels);
       await cluster.start();
       const joined = cluster;
       ctx.registerFunction(
