@@ -20,6 +20,7 @@ import { ResourceService } from './resources.ts';
 import { createSession, SERVER_VERSION, type ServerDeps } from './server.ts';
 import { SessionHub } from './sessions.ts';
 import { StdioTransport } from './stdio-transport.ts';
+import { TaskService } from './tasks.ts';
 import { ToolService } from './tools.ts';
 import { ChangeWatcher } from './watcher.ts';
 import { WorkerManager } from './worker-manager.ts';
@@ -128,6 +129,8 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   };
   registerEngineFunctions(client, hub, ids, () => watcher.schedule(), { clientRequestTimeoutMs: options.invocationTimeoutMs });
   // 2026-07-28: stateless requests beside the 2025 sessions, on both transports
+  const tasks = new TaskService({ client, view, instance: ids.instance, log });
+  tasks.register();
   const mrtr = new MrtrStore({
     client,
     hub,
@@ -136,9 +139,10 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     functionIds: ids,
     instance: ids.instance,
     waitMs: options.invocationTimeoutMs,
+    tasks,
   });
   mrtr.register();
-  const modern = new ModernServer({ ...deps, mrtr });
+  const modern = new ModernServer({ ...deps, mrtr, tasks });
 
   let endpoint: HttpEndpoint | undefined;
   let stopping: Promise<void> | undefined;
@@ -146,6 +150,7 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     stopping ??= (async () => {
       watcher.stop();
       mrtr.close();
+      tasks.close();
       builtins.unregisterAll();
       await workers.stopAll();
       await endpoint?.closeAll();

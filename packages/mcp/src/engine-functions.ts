@@ -27,6 +27,7 @@ export interface EngineFunctionIds {
   elicitation: string;
   closeStream: string;
   roots: string;
+  task: string;
   functionsChanged: string;
   workersChanged: string;
 }
@@ -40,6 +41,7 @@ export function engineFunctionIds(instance = randomBytes(4).toString('hex')): En
     elicitation: `mcp::${instance}::elicitation`,
     closeStream: `mcp::${instance}::close_stream`,
     roots: `mcp::${instance}::roots`,
+    task: `mcp::${instance}::task`,
     functionsChanged: `mcp::${instance}::functions_changed`,
     workersChanged: `mcp::${instance}::workers_changed`,
   };
@@ -246,6 +248,22 @@ export function registerEngineFunctions(
       description:
         'Ask the MCP client of the calling tool call for its roots (roots/list): {token: metadata.mcp.token, timeout_ms?, input_key?}; answers {roots: [{uri, name?}]}',
       request_format: { type: 'object', properties: { token: { type: 'string' }, timeout_ms: { type: 'integer' } }, required: ['token'] },
+    },
+  );
+  client.registerFunction(
+    ids.task,
+    (input) => {
+      const q = parse(z.object({ token: Token }), input);
+      const slot = callOf(hub, q.token);
+      const reason = slot.session.escalate
+        ? slot.session.escalate()
+        : `a ${slot.session.protocolVersion ?? '2025'} request cannot become a task`;
+      return reason ? { task: false, reason } : { task: true };
+    },
+    {
+      description:
+        'Continue the calling 2026-07-28 tool call as a task (tasks extension): the client gets a CreateTaskResult now and polls tasks/get: {token: metadata.mcp.token}; answers {task: true} or {task: false, reason}',
+      request_format: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] },
     },
   );
   client.registerFunction(

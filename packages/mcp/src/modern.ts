@@ -11,6 +11,7 @@ import { type ContextInfo, RESOURCE_TEMPLATES, RESOURCES, ResourceService } from
 import { ErrorCode, RpcError } from './rpc-error.ts';
 import { INSTRUCTIONS, resourceCompletions, SERVER_VERSION, type ServerDeps, SUPPORTED_VERSIONS } from './server.ts';
 import type { McpSession, SubscriptionFilter } from './sessions.ts';
+import { requireTasks, type TaskService } from './tasks.ts';
 
 // spec: MCP 2026-07-28 (SEPs 2575, 2567, 2243, 2549, 2322, 2164) — the stateless revision. No
 // initialize, no session: every request carries its protocol version, client capabilities (and,
@@ -46,6 +47,7 @@ export const CAPABILITIES = {
   prompts: { listChanged: true },
   completions: {},
   logging: {},
+  extensions: { 'io.modelcontextprotocol/tasks': {} },
 };
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -140,12 +142,22 @@ export const MODERN_METHODS = new Set([
   'prompts/get',
   'completion/complete',
   'subscriptions/listen',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
 ]);
 
 /** SEP-2243: the body field `Mcp-Name` mirrors. */
 export function mcpNameOf(method: string, params: unknown): string | undefined {
   if (!isObject(params)) return undefined;
-  const value = method === 'tools/call' || method === 'prompts/get' ? params.name : method === 'resources/read' ? params.uri : undefined;
+  const value =
+    method === 'tools/call' || method === 'prompts/get'
+      ? params.name
+      : method === 'resources/read'
+        ? params.uri
+        : method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel'
+          ? params.taskId
+          : undefined;
   return typeof value === 'string' ? value : undefined;
 }
 
@@ -206,6 +218,7 @@ function complete(result: Record<string, unknown>, cacheable?: 'public' | 'priva
 
 export interface ModernDeps extends ServerDeps {
   mrtr: MrtrStore;
+  tasks: TaskService;
 }
 
 export class ModernServer {
@@ -300,6 +313,17 @@ export class ModernServer {
       }
       case 'subscriptions/listen':
         return this.listen(message, io);
+      case 'tasks/get':
+        requireTasks(envelope.capabilities, message.method);
+        return deps.tasks.get((p as { taskId?: unknown } | undefined)?.taskId);
+      case 'tasks/update': {
+        requireTasks(envelope.capabilities, message.method);
+        const q = (p ?? {}) as { taskId?: unknown; inputResponses?: unknown };
+        return deps.tasks.update_(q.taskId, q.inputResponses);
+      }
+      case 'tasks/cancel':
+        requireTasks(envelope.capabilities, message.method);
+        return deps.tasks.cancel((p as { taskId?: unknown } | undefined)?.taskId);
     }
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${message.method}`);
   }

@@ -19,6 +19,7 @@ import {
 } from './modern.ts';
 import { ErrorCode, RpcError } from './rpc-error.ts';
 import type { McpSession, SessionHub } from './sessions.ts';
+import { TASKS_EXTENSION, type TaskService } from './tasks.ts';
 import { type CallFunctionIds, callMetadata, type ToolService } from './tools.ts';
 
 // spec 2026-07-28 basic/patterns/mrtr (SEP-2322) — input-required results. A function keeps asking
@@ -41,7 +42,7 @@ const RESULT_SCHEMA: Record<string, z.ZodType> = {
   'roots/list': ListRootsResultSchema,
 };
 /** How long requests asked of the client are gathered into one input-required result. */
-const GATHER_MS = 25;
+export const GATHER_MS = 25;
 const INSTANCE = /^[0-9a-f]{8}$/;
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -64,13 +65,19 @@ export interface RequestOptions {
 
 const silentIo = (): ModernIo => ({ transport: 'http', notify() {}, signal: new AbortController().signal });
 
-/** One modern request's function call, across the rounds it takes. */
-class ModernCall {
+/** One modern request's function call, across the rounds it takes (and, as a task, past them). */
+export class ModernCall {
   readonly abort = new AbortController();
   readonly inputs = new Map<string, PendingInput>();
   readonly session: McpSession;
   /** The capability a request to the client needed and the client did not declare (→ -32021). */
   missing?: string;
+  /** The function asked to continue as a task (`task_function`); why not, when it cannot. */
+  escalated = false;
+  canEscalate = false;
+  /** The progress token is eng-mcp's (a task reports status through it), not the client's. */
+  autoProgress = false;
+  inTask = false;
   round = 0;
   parkId?: string;
   wake?: () => void;
@@ -84,7 +91,11 @@ class ModernCall {
     transport: McpSession['transport'],
   ) {
     const peer = {
-      notification: async (message: JSONRPCNotification) => this.io.notify(message),
+      notification: async (message: JSONRPCNotification) => {
+        // progress the client did not ask for (a task's own token) only ever becomes the task's status
+        if (this.autoProgress && !this.inTask && message.method === 'notifications/progress') return;
+        this.io.notify({ ...message, jsonrpc: '2.0' });
+      },
       getClientCapabilities: () => this.envelope.capabilities,
       createMessage: (params: Record<string, unknown>, options?: RequestOptions) =>
         this.ask('sampling/createMessage', params, options?.inputKey),
@@ -105,6 +116,12 @@ class ModernCall {
       onMissingCapability: (capability) => {
         this.missing ??= capability;
         this.wake?.();
+      },
+      escalate: () => {
+        if (!this.canEscalate) return 'the client did not declare the io.modelcontextprotocol/tasks extension on this request';
+        this.escalated = true;
+        this.wake?.();
+        return undefined;
       },
     };
     this.link(io);
@@ -129,6 +146,28 @@ class ModernCall {
     this.unlink?.();
     this.unlink = undefined;
     this.io = silentIo();
+  }
+
+  /** Hand answers to the requests they name; a wrong shape stays pending (asked again). Returns how many were taken. */
+  answer(responses: Record<string, unknown> | undefined): number {
+    let taken = 0;
+    for (const [key, input] of [...this.inputs]) {
+      const response = responses?.[key];
+      if (response === undefined) continue;
+      const checked = RESULT_SCHEMA[input.method]?.safeParse(response);
+      if (checked && !checked.success) continue;
+      this.inputs.delete(key);
+      input.resolve(checked ? checked.data : response);
+      taken++;
+    }
+    return taken;
+  }
+
+  /** The pending requests as `inputRequests`. */
+  inputRequests(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [key, input] of this.inputs) out[key] = { method: input.method, params: input.params };
+    return out;
   }
 
   ask(method: string, params: Record<string, unknown>, key?: string): Promise<unknown> {
@@ -183,6 +222,8 @@ export interface MrtrDeps {
   instance: string;
   /** How long a function may wait for the client's answer (then the call is cancelled). */
   waitMs: number;
+  /** The tasks extension (tasks.ts): calls that continue as tasks. */
+  tasks?: TaskService;
 }
 
 export class MrtrStore {
@@ -229,14 +270,30 @@ export class MrtrStore {
     if (p.requestState !== undefined) return this.resume(p.requestState, p.inputResponses, envelope, io, what);
     const call = new ModernCall(envelope, io, randomBytes(8).toString('hex'), io.transport);
     const token = p._meta?.progressToken;
+    const { tasks } = this.deps;
+    const mode = tasks ? await this.deps.tools.taskModeOf(p.name) : undefined;
+    const declared = isObject(envelope.capabilities.extensions) && TASKS_EXTENSION in envelope.capabilities.extensions;
+    if (mode?.support === 'required' && !declared) {
+      throw new RpcError(
+        MISSING_CLIENT_CAPABILITY,
+        `Missing required client capability: the tool ${p.name} runs as a task only; declare the ${TASKS_EXTENSION} extension in clientCapabilities.extensions`,
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      );
+    }
+    call.canEscalate = Boolean(mode && declared);
+    call.autoProgress = call.canEscalate && typeof token !== 'string' && typeof token !== 'number';
+    const asTask = Boolean(tasks && mode && declared && mode.start === 'immediate');
     const work = this.deps.tools
       .call(p.name, p.arguments as Record<string, unknown> | undefined, {
         session: call.session,
         requestId: message.id,
-        progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
+        // a task's function can always report its status (progress_function with a message)
+        progressToken: typeof token === 'string' || typeof token === 'number' ? token : call.canEscalate ? call.session.id : undefined,
         signal: call.signal,
+        throwFailures: call.canEscalate,
       })
       .then((result) => completeResult(result as Record<string, unknown>));
+    if (asTask && tasks) return tasks.adopt(call, work, what);
     return this.settle(call, work, what);
   }
 
@@ -288,14 +345,14 @@ export class MrtrStore {
     return new Promise((resolve, reject) => {
       let done = false;
       let timer: NodeJS.Timeout | undefined;
-      const finish = (outcome: () => Record<string, unknown>) => {
+      const finish = (outcome: () => Record<string, unknown> | Promise<Record<string, unknown>>) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         call.wake = undefined;
         call.unlinkLeg();
         try {
-          resolve(outcome());
+          Promise.resolve(outcome()).then(resolve, reject);
         } catch (err) {
           reject(err);
         }
@@ -316,6 +373,11 @@ export class MrtrStore {
           });
           return;
         }
+        if (call.escalated && this.deps.tasks) {
+          const tasks = this.deps.tasks;
+          finish(() => tasks.adopt(call, work, what));
+          return;
+        }
         if (timer || call.inputs.size === 0) return;
         timer = setTimeout(() => finish(() => this.park(call, work, what)), GATHER_MS);
       };
@@ -330,7 +392,7 @@ export class MrtrStore {
             throw call.missing ? missing() : err;
           }),
       );
-      if (call.missing || call.inputs.size > 0) call.wake();
+      if (call.missing || call.escalated || call.inputs.size > 0) call.wake();
     });
   }
 
@@ -345,11 +407,9 @@ export class MrtrStore {
     }, this.deps.waitMs);
     timer.unref();
     this.parked.set(call.parkId, { call, work, what, timer });
-    const inputRequests: Record<string, unknown> = {};
-    for (const [key, input] of call.inputs) inputRequests[key] = { method: input.method, params: input.params };
     return {
       resultType: 'input_required',
-      inputRequests,
+      inputRequests: call.inputRequests(),
       requestState: this.seal({ i: this.deps.instance, p: call.parkId, r: call.round }),
       _meta: { [META.serverInfo]: SERVER_INFO },
     };
@@ -437,15 +497,8 @@ export class MrtrStore {
     call.session.logLevel = envelope.logLevel ?? 'emergency';
     call.session.initialized = envelope.logLevel !== undefined;
     call.link(io);
-    for (const [key, input] of [...call.inputs]) {
-      const response = responses?.[key];
-      if (response === undefined) continue;
-      const checked = RESULT_SCHEMA[input.method]?.safeParse(response);
-      // an answer of the wrong shape is asked again, like a missing one
-      if (checked && !checked.success) continue;
-      call.inputs.delete(key);
-      input.resolve(checked ? checked.data : response);
-    }
+    // an answer of the wrong shape is asked again, like a missing one
+    call.answer(responses as Record<string, unknown> | undefined);
     return this.settle(call, parked.work, what);
   }
 

@@ -32,6 +32,8 @@ export interface McpSession {
    * request is then answered with -32021 (MissingRequiredClientCapability).
    */
   onMissingCapability?: (capability: string) => void;
+  /** 2026-07-28 with the tasks extension: continue this call as a task (`task_function`); why not, when it cannot. */
+  escalate?: () => string | undefined;
 }
 
 /** What a 2026-07-28 `subscriptions/listen` stream asked for (spec basic/patterns/subscriptions). */

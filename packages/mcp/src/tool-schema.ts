@@ -9,6 +9,7 @@ export interface ToolDefinition {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  execution?: { taskSupport: 'optional' | 'required' };
 }
 
 type JsonObject = Record<string, unknown>;
@@ -81,6 +82,12 @@ export function toolOf(row: FunctionRow, protocolVersion?: string): ToolDefiniti
   const outputSchema = outputSchemaOf(row.response_format);
   if (outputSchema && structured) tool.outputSchema = outputSchema;
   if (annotations) tool.annotations = annotations;
+  // the tasks extension is a 2026-07-28 one: older sessions are not told (they would expect 2025 tasks)
+  const task = row.metadata?.['mcp.task'];
+  if (task !== undefined && task !== false && protocolVersion !== undefined && protocolVersion >= '2026-07-28') {
+    const required = task === 'required' || (isObject(task) && task.support === 'required');
+    tool.execution = { taskSupport: required ? 'required' : 'optional' };
+  }
   return tool;
 }
 

@@ -18,6 +18,26 @@ export interface CallContext {
   requestId: RequestId;
   progressToken?: string | number;
   signal: AbortSignal;
+  /** A function that throws (or the engine fails it) rejects instead of an isError result (tasks: status failed). */
+  throwFailures?: boolean;
+}
+
+/** `"mcp.task"` metadata: whether a tool runs as a task (tasks extension) and when it becomes one. */
+export interface TaskMode {
+  support: 'optional' | 'required';
+  /** `immediate`: the call is a task from the start; `on_request`: when the function calls `task_function`. */
+  start: 'immediate' | 'on_request';
+}
+
+export function taskModeOf(metadata: Record<string, unknown> | null | undefined): TaskMode | undefined {
+  const value = metadata?.['mcp.task'];
+  if (value === 'optional' || value === 'required') return { support: value, start: 'immediate' };
+  if (value === true) return { support: 'optional', start: 'immediate' };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const { support, start } = value as { support?: unknown; start?: unknown };
+    return { support: support === 'required' ? 'required' : 'optional', start: start === 'on_request' ? 'on_request' : 'immediate' };
+  }
+  return undefined;
 }
 
 /** The per-call engine functions a called function finds in `metadata.mcp.*_function`. */
@@ -28,6 +48,7 @@ export interface CallFunctionIds {
   elicitation: string;
   closeStream: string;
   roots: string;
+  task: string;
 }
 
 /** What a called function finds in `metadata.mcp`: the call's token and the per-call functions. */
@@ -43,6 +64,7 @@ export function callMetadata(ids: CallFunctionIds, session: McpSession, token: s
     elicitation_function: ids.elicitation,
     roots_function: ids.roots,
     close_stream_function: ids.closeStream,
+    task_function: ids.task,
     ...(progress ? { progress_token: token, progress_function: ids.progress } : {}),
   };
 }
@@ -120,6 +142,15 @@ export class ToolService {
     return inputSchemaFor(row.request_format);
   }
 
+  /** How an exposed function tool runs as a task (`"mcp.task"` metadata), if it does. */
+  async taskModeOf(name: string): Promise<TaskMode | undefined> {
+    if (isBuiltin(name)) return undefined;
+    const functionId = this.resolve(name);
+    const row = this.deps.view.mirrored(functionId) ?? (await this.deps.view.functionInfo(functionId).catch(() => null));
+    if (!row || !isExposed(row, this.deps.policy)) return undefined;
+    return taskModeOf(row.metadata);
+  }
+
   /** The function behind a tool name: the listing's own table first, then the plain reverse mangling. */
   private resolve(name: string): string {
     return this.deps.view.idForTool(name) ?? functionIdOf(name);
@@ -184,6 +215,7 @@ export class ToolService {
       return this.shape(row, result, ctx.session);
     } catch (err) {
       if (ctx.signal.aborted) return fail('Request cancelled');
+      if (ctx.throwFailures) throw new RpcError(ErrorCode.InternalError, engineFailureText(err).replace(/^Error: /, ''));
       return fail(engineFailureText(err));
     } finally {
       call.close();

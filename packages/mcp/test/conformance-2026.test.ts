@@ -19,6 +19,7 @@ import { type HttpMcp, httpMcp, startMcpEngine } from './helpers.ts';
 import { node22 } from './node22.ts';
 
 interface Check {
+  details?: unknown;
   id: string;
   status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
   errorMessage?: string;
@@ -35,7 +36,8 @@ let node: string;
 
 beforeAll(async () => {
   node = node22();
-  engine = await startMcpEngine();
+  // task records live in the engine's state store
+  engine = await startMcpEngine('  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: in_memory } }\n');
   workers = [await conformanceWorker(engine), await conformanceWorker2026(engine)];
   server = await httpMcp(engine);
 }, 300_000);
@@ -77,7 +79,10 @@ it('passes the server scenarios of conformance 0.2.0-alpha.12 (--suite all)', as
   const failed: string[] = [];
   for (const [scenario, list] of checks) {
     const bad = list.filter((c) => c.status === 'FAILURE');
-    if (bad.length) failed.push(`${scenario}: ${bad.map((c) => `${c.id} ${c.errorMessage ?? ''}`).join(' | ')}`);
+    if (bad.length)
+      failed.push(
+        `${scenario}: ${bad.map((c) => `${c.id} ${c.errorMessage ?? ''} ${JSON.stringify(c.details ?? {}).slice(0, 600)}`).join(' | ')}`,
+      );
   }
   if (!ONLY) expect(output).toContain('(65 scenarios)');
   expect(failed, output.slice(-4000)).toEqual([]);

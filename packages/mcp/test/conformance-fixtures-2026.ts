@@ -24,6 +24,7 @@ const mcpOf = (ctx: { metadata?: unknown }): Mcp => {
 };
 
 const expose = { 'mcp.expose': true };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const noArgs = { type: 'object', properties: {}, additionalProperties: false };
 const text = (value: string) => ({ content: [{ type: 'text', text: value }] });
 const nameSchema = (property: string) => ({
@@ -148,6 +149,70 @@ export async function conformanceWorker2026(engine: EngineProcess, name = 'confo
     await Promise.all(asks);
     return text(`asked ${asks.length} of what the client can answer`);
   });
+  // ── SEP-2663 tasks (`"mcp.task"` metadata) ─────────────────────────────────────────────────
+  const taskTool = (
+    id: string,
+    mode: unknown,
+    handler: (input: any, ctx: { metadata?: unknown }) => unknown,
+    requestFormat: unknown = { type: 'object' },
+  ) =>
+    worker.registerFunction(id, handler as never, {
+      description: `conformance fixture ${id}`,
+      request_format: requestFormat,
+      metadata: { ...expose, 'mcp.task': mode },
+    });
+  tool('greet', ({ name }: { name?: string }) => text(`Hello, ${name ?? 'World'}!`), {
+    type: 'object',
+    properties: { name: { type: 'string' } },
+  });
+  taskTool(
+    'slow_compute',
+    'optional',
+    async ({ seconds, label }: { seconds?: number; label?: string }, ctx) => {
+      const mcp = ctx.metadata as { mcp?: { progress_token?: string; progress_function?: string } };
+      const progress = mcp?.mcp;
+      if (progress?.progress_token && progress.progress_function) {
+        await worker.call(progress.progress_function, { token: progress.progress_token, progress: 1, message: `computing ${label ?? ''}` });
+      }
+      await sleep((seconds ?? 1) * 1000);
+      return text(`computed ${label ?? 'result'} after ${seconds ?? 1}s`);
+    },
+    { type: 'object', properties: { seconds: { type: 'number' }, label: { type: 'string' } } },
+  );
+  taskTool('failing_job', 'required', async () => {
+    await sleep(1000);
+    return { content: [{ type: 'text', text: 'the job failed' }], isError: true };
+  });
+  taskTool('protocol_error_job', 'optional', async () => {
+    await sleep(100);
+    throw new Error('the job crashed');
+  });
+  taskTool('confirm_delete', 'optional', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    const answer = await worker.call<{ action: string; content?: { confirm?: boolean } }>(mcp.elicitation_function, {
+      token: mcp.token,
+      input_key: 'confirm',
+      message: 'Delete everything?',
+      requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] },
+    });
+    return text(answer.action === 'accept' ? 'deleted' : 'kept');
+  });
+  taskTool('multi_input', 'optional', async (_input, ctx) => {
+    const mcp = mcpOf(ctx);
+    const [first, second] = await Promise.all([
+      elicit(mcp, 'first_name', 'First name?', 'name'),
+      elicit(mcp, 'last_name', 'Last name?', 'name'),
+    ]);
+    return text(`${String(first.content?.name)} ${String(second.content?.name)}`);
+  });
+  taskTool('test_tool_with_task', { support: 'required', start: 'on_request' }, async (_input, ctx) => {
+    const mcp = mcpOf(ctx) as Mcp & { task_function: string };
+    const answer = await elicit(mcp, 'user_name', 'What is your name?', 'name');
+    await worker.call(mcp.task_function, { token: mcp.token });
+    await sleep(200);
+    return text(`Hello, ${String(answer.content?.name)}, from a task`);
+  });
+
   worker.registerFunction(
     'fixtures::input_required_prompt',
     async (_input: unknown, ctx: { metadata?: unknown }) => {
