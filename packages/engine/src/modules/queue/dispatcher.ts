@@ -96,7 +96,7 @@ export class Dispatcher {
     lane.scheduled = false;
     if (this.stopped || !lane.active) return;
     const free = lane.settings.concurrency - lane.inflight.size;
-    if (free <= 0) return;
+    if (!worthAScan(lane.settings, lane.inflight.size)) return;
     const now = Date.now();
     const fifo = lane.settings.fifo;
     // spec §4.7 FIFO: only the oldest pending message of a group may run, and one at a time
@@ -174,6 +174,18 @@ export class Dispatcher {
     }
     return store.retry(message, attempts, Date.now() + backoffDelay(lane.settings.backoffMs, attempts), verdict.error);
   }
+}
+
+/**
+ * Whether a lane with `inflight` deliveries running should look for more now. A standard lane
+ * under load waits until a quarter of its concurrency is free and takes that many in one scan
+ * (one store read per batch, not per finished delivery); every finished delivery wakes the lane,
+ * so the last one always does. FIFO lanes look at once: a group's next message must not wait.
+ */
+export function worthAScan(settings: LaneSettings, inflight: number): boolean {
+  const free = settings.concurrency - inflight;
+  if (free <= 0) return false;
+  return inflight === 0 || settings.fifo || free >= Math.ceil(settings.concurrency / 4);
 }
 
 /** What one delivery came to: done (or skipped by its condition), not the handler's fault, or failed. */

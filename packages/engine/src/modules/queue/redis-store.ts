@@ -14,7 +14,7 @@ import {
   type RedisQueueAdapter,
   SubscriberTriggerConfigSchema,
 } from './config.ts';
-import { type DeliveryDeps, deliverOnce } from './dispatcher.ts';
+import { type DeliveryDeps, deliverOnce, worthAScan } from './dispatcher.ts';
 import { BROKER, groupOf, type MessageContext, type TopicRow } from './service.ts';
 import { DuplicateMessageError, type MessageKind, type NewMessage, type StoredMessage, topicLaneKey } from './store.ts';
 
@@ -351,7 +351,8 @@ export class RedisQueueBroker implements QueueBroker {
     this.prefix = deps.adapter.key_prefix;
     this.leaseMs = deps.adapter.lease_ms;
     this.heartbeatMs = Math.max(50, Math.min(5000, Math.floor(this.leaseMs / 3)));
-    this.redis = new Redis(url, { maxRetriesPerRequest: 3 }) as QueueRedis;
+    // commands issued in one turn go out in one write (the queue issues many small ones)
+    this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true }) as QueueRedis;
     this.redis.on('error', () => {
       // ioredis reconnects by itself; failed commands reject with the reason
     });
@@ -615,7 +616,7 @@ export class RedisQueueBroker implements QueueBroker {
     if (this.stopped || !this.serves(part)) return;
     const settings = this.settings(part);
     const free = settings.concurrency - part.inflight.size;
-    if (free <= 0) return;
+    if (!worthAScan(settings, part.inflight.size)) return;
     part.claiming = true;
     part.again = false;
     const token = `${this.engineId}/${++this.tokenSeq}`;
