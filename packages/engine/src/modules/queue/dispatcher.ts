@@ -96,7 +96,7 @@ export class Dispatcher {
     lane.scheduled = false;
     if (this.stopped || !lane.active) return;
     const free = lane.settings.concurrency - lane.inflight.size;
-    if (!worthAScan(lane.settings, lane.inflight.size)) return;
+    if (free <= 0) return;
     const now = Date.now();
     const fifo = lane.settings.fifo;
     // spec §4.7 FIFO: only the oldest pending message of a group may run, and one at a time
@@ -140,7 +140,7 @@ export class Dispatcher {
     this.settle(lane, message).then(
       () => {
         lane.inflight.delete(message.id);
-        this.schedule(lane);
+        this.afterDelivery(lane);
       },
       (err: unknown) => {
         lane.inflight.delete(message.id);
@@ -153,6 +153,12 @@ export class Dispatcher {
         this.arm(lane, Date.now() + STORE_ERROR_PAUSE_MS);
       },
     );
+  }
+
+  /** A delivery ended: look for more now, or once more have ended (at the latest after poll_interval_ms). */
+  private afterDelivery(lane: Lane): void {
+    if (worthAScan(lane.settings, lane.inflight.size)) this.schedule(lane);
+    else this.arm(lane, Date.now() + lane.settings.pollIntervalMs);
   }
 
   /** Run one delivery and record its result: ack, retry with backoff, or dead letter. */
@@ -177,10 +183,11 @@ export class Dispatcher {
 }
 
 /**
- * Whether a lane with `inflight` deliveries running should look for more now. A standard lane
- * under load waits until a quarter of its concurrency is free and takes that many in one scan
- * (one store read per batch, not per finished delivery); every finished delivery wakes the lane,
- * so the last one always does. FIFO lanes look at once: a group's next message must not wait.
+ * Whether a lane should look for more messages right after one of its deliveries ended. A standard
+ * lane under load waits until a quarter of its concurrency is free and takes that many in one scan
+ * (one store read per batch, not per finished delivery); otherwise it looks again after its poll
+ * interval (deliveries that hang must not keep free slots idle). New messages always wake it at
+ * once. FIFO lanes look at once: a group's next message must not wait.
  */
 export function worthAScan(settings: LaneSettings, inflight: number): boolean {
   const free = settings.concurrency - inflight;

@@ -616,7 +616,7 @@ export class RedisQueueBroker implements QueueBroker {
     if (this.stopped || !this.serves(part)) return;
     const settings = this.settings(part);
     const free = settings.concurrency - part.inflight.size;
-    if (!worthAScan(settings, part.inflight.size)) return;
+    if (free <= 0) return;
     part.claiming = true;
     part.again = false;
     const token = `${this.engineId}/${++this.tokenSeq}`;
@@ -675,7 +675,9 @@ export class RedisQueueBroker implements QueueBroker {
     this.settle(part, settings, message, token).then(
       () => {
         part.inflight.delete(message.id);
-        this.schedule(part);
+        // one claim per batch of finished deliveries (see worthAScan)
+        if (worthAScan(settings, part.inflight.size)) this.schedule(part);
+        else this.arm(part, Date.now() + settings.pollIntervalMs);
       },
       (err: unknown) => {
         part.inflight.delete(message.id);
