@@ -215,6 +215,12 @@ export function queueClusterSuite(options: ClusterSuiteOptions): void {
       }
       const topics = await call<Array<{ topic: string; message_count: number }>>(1, 'engine::queue::dlq_topics');
       expect(topics).toContainEqual(expect.objectContaining({ topic: 'fragile', message_count: 3 }));
+      // browsing leaves the DLQ as it was, in the same order; offset and limit page through it
+      const again = await call<Page>(0, 'engine::queue::dlq_messages', { topic: 'fragile', paged: true });
+      expect(again.messages.map((m) => m.id)).toEqual(page.messages.map((m) => m.id));
+      const second = await call<Page>(1, 'engine::queue::dlq_messages', { topic: 'fragile', paged: true, offset: 1, limit: 1 });
+      expect(second.total).toBe(3);
+      expect(second.messages.map((m) => m.id)).toEqual([page.messages[1]?.id]);
       const byTag = new Map(page.messages.map((m) => [m.payload.tag, m.id]));
       // discard on engine 1
       expect(await call(1, 'eng::queue::discard_message', { queue: 'fragile', message_id: byTag.get('a') })).toMatchObject({
