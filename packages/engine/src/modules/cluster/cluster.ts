@@ -141,6 +141,13 @@ export class Cluster implements ClusterDirectory {
       this.sub.disconnect();
       throw new Error(`eng-cluster could not reach redis at ${url}: ${(err as Error).message}`);
     }
+    // an id is taken while some engine listens on its channel (a killed engine's id is free at once)
+    const [, listeners] = (await this.cmd.call('PUBSUB', 'NUMSUB', this.channel)) as [string, number];
+    if (Number(listeners) > 0) {
+      this.cmd.disconnect();
+      this.sub.disconnect();
+      throw new Error(`eng-cluster: engine_id ${this.engineId} is already used by a live engine of this cluster (choose another)`);
+    }
     this.sub.on('messageBuffer', (channel: Buffer, message: Buffer) => this.onMessage(channel.toString(), message));
     this.sub.on('close', () => this.connectionLost());
     this.sub.on('ready', () => {
@@ -150,13 +157,6 @@ export class Cluster implements ClusterDirectory {
       this.soon();
       void this.refresh();
     });
-    // an id is taken while some engine listens on its channel (a killed engine's id is free at once)
-    const [, listeners] = (await this.cmd.call('PUBSUB', 'NUMSUB', this.channel)) as [string, number];
-    if (Number(listeners) > 0) {
-      this.cmd.disconnect();
-      this.sub.disconnect();
-      throw new Error(`eng-cluster: engine_id ${this.engineId} is already used by a live engine of this cluster (choose another)`);
-    }
     await this.sub.subscribe(this.channel, `${this.prefix}:changes`);
     this.core.functions.cluster = this;
     // a worker's function coming or going is announced at once, not at the next heartbeat
