@@ -170,6 +170,9 @@ export class ModernCall {
     return out;
   }
 
+  /** Answers a fresh request already carries (a stateless retry without requestState): used when their key is asked. */
+  preset?: Record<string, unknown>;
+
   ask(method: string, params: Record<string, unknown>, key?: string): Promise<unknown> {
     const capability = CAPABILITY_OF[method];
     if (capability && !isObject(this.envelope.capabilities[capability])) {
@@ -184,6 +187,12 @@ export class ModernCall {
     }
     let name = typeof key === 'string' && key !== '' ? key : `${method.replace(/\W+/g, '_')}_${++this.seq}`;
     while (this.inputs.has(name)) name = `${name}_${++this.seq}`;
+    const given = this.preset?.[name];
+    if (given !== undefined) {
+      delete this.preset?.[name];
+      const checked = RESULT_SCHEMA[method]?.safeParse(given);
+      if (!checked || checked.success) return Promise.resolve(checked ? checked.data : given);
+    }
     return new Promise((resolve, reject) => {
       this.inputs.set(name, { method, params, resolve });
       const onAbort = () => {
@@ -269,6 +278,7 @@ export class MrtrStore {
     const what = `tools/call ${p.name}`;
     if (p.requestState !== undefined) return this.resume(p.requestState, p.inputResponses, envelope, io, what);
     const call = new ModernCall(envelope, io, randomBytes(8).toString('hex'), io.transport);
+    if (isObject(p.inputResponses)) call.preset = { ...p.inputResponses };
     const token = p._meta?.progressToken;
     const { tasks } = this.deps;
     const mode = tasks ? await this.deps.tools.taskModeOf(p.name) : undefined;

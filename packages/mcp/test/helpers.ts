@@ -93,7 +93,12 @@ export interface HttpMcp {
 }
 
 /** eng-mcp --no-stdio as a child process; resolves once POST /mcp is routed. */
-export async function httpMcp(engine: EngineProcess, args: string[] = [], env: Record<string, string> = {}): Promise<HttpMcp> {
+export async function httpMcp(
+  engine: EngineProcess,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  path = 'mcp',
+): Promise<HttpMcp> {
   const child = spawn(process.execPath, [MCP_BIN, '--engine-url', engine.busUrl, '--no-stdio', ...args], {
     env: { ...process.env, ENG_WORKER_CONFIG: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -105,7 +110,7 @@ export async function httpMcp(engine: EngineProcess, args: string[] = [], env: R
   child.stderr?.on('data', (c: Buffer) => {
     output += c.toString();
   });
-  const url = `${httpBase(engine)}/mcp`;
+  const url = `${httpBase(engine)}/${path}`;
   // a route answers 405/4xx instead of the engine's 404 once the trigger is bound
   await waitFor(async () => (await fetch(url, { method: 'DELETE' })).status !== 404, 30_000, 50);
   return {

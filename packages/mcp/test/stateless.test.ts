@@ -1,0 +1,330 @@
+/**
+ * MCP 2026-07-28 (stateless) behaviour a client relies on, over raw HTTP and stdio:
+ * - two eng-mcp instances on one engine, behind a round-robin proxy, answer as one server: the
+ *   same lists, calls, an input-required round started on one and finished on the other, and tasks
+ *   created on one and read, answered and finished through the other;
+ * - a tampered requestState is refused; a task outlives the instance that created it (completed
+ *   ones stay readable, a running one reads failed once its instance is gone);
+ * - on stdio, 2026-07-28 requests and a 2025-11-25 session share one process;
+ * - JSON-RPC errors carry the request id when it is known (issue 28 item 8).
+ */
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { EngClient } from '@eng/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineProcess } from '../../../test/harness.ts';
+import { conformanceWorker2026 } from './conformance-fixtures-2026.ts';
+import { type HttpMcp, httpBase, httpMcp, MCP_BIN, sleep, startMcpEngine, textOf } from './helpers.ts';
+
+const V = '2026-07-28';
+const TASKS = 'io.modelcontextprotocol/tasks';
+const meta = (capabilities: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} }) => ({
+  'io.modelcontextprotocol/protocolVersion': V,
+  'io.modelcontextprotocol/clientInfo': { name: 'stateless-test', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': capabilities,
+});
+
+let engine: EngineProcess;
+let worker: EngClient;
+let a: HttpMcp;
+let b: HttpMcp;
+let proxy: Server;
+let proxyUrl: string;
+const hits: string[] = [];
+
+/** A round-robin load balancer: request n goes to /mcp-a or /mcp-b in turn. */
+async function startProxy(): Promise<void> {
+  let n = 0;
+  const base = httpBase(engine);
+  proxy = createServer(async (req, res) => {
+    const path = n++ % 2 === 0 ? 'mcp-a' : 'mcp-b';
+    hits.push(path);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers: Record<string, string> = {};
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (key !== 'host' && key !== 'content-length' && typeof value === 'string') headers[key] = value;
+    }
+    const upstream = await fetch(`${base}/${path}`, {
+      method: req.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    });
+    res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
+    if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
+    res.end();
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
+}
+
+let nextId = 1;
+async function rpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  caps?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  const id = nextId++;
+  const name = (params.name ?? params.uri ?? params.taskId) as string | undefined;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': V,
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': name } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...meta(caps), ...(params._meta as object) } } }),
+  });
+  const text = await res.text();
+  // JSON, or SSE whose last data line is the response
+  const body = res.headers.get('content-type')?.includes('text/event-stream')
+    ? JSON.parse(
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .at(-1)
+          ?.slice(6) ?? '{}',
+      )
+    : JSON.parse(text);
+  return {
+    status: res.status,
+    id,
+    body: body as { id?: unknown; result?: Record<string, any>; error?: { code: number; message: string; data?: any } },
+  };
+}
+
+beforeAll(async () => {
+  engine = await startMcpEngine('  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: in_memory } }\n');
+  worker = await conformanceWorker2026(engine);
+  [a, b] = await Promise.all([
+    httpMcp(engine, ['--http-path', 'mcp-a'], {}, 'mcp-a'),
+    httpMcp(engine, ['--http-path', 'mcp-b'], {}, 'mcp-b'),
+  ]);
+  await startProxy();
+}, 120_000);
+afterAll(async () => {
+  proxy?.close();
+  await a?.stop();
+  await b?.stop();
+  await worker?.close();
+  await engine?.stop();
+});
+
+describe('two eng-mcp instances behind a round-robin proxy', () => {
+  it('answer discovery, lists and calls alike, whichever instance gets the request', async () => {
+    const discovered = await rpc(proxyUrl, 'server/discover');
+    expect(discovered.body.result?.supportedVersions).toEqual([V, '2025-11-25', '2025-06-18', '2025-03-26']);
+    const lists = [await rpc(proxyUrl, 'tools/list'), await rpc(proxyUrl, 'tools/list')];
+    const names = lists.map((l) => (l.body.result?.tools as Array<{ name: string }>).map((t) => t.name));
+    expect(names[0]).toEqual(names[1]);
+    expect(names[0]).toContain('greet');
+    expect(lists[0]?.body.result?.ttlMs).toBeGreaterThan(0);
+    expect(lists[0]?.body.result?.cacheScope).toBe('public');
+    for (let i = 0; i < 2; i++) {
+      const called = await rpc(proxyUrl, 'tools/call', { name: 'greet', arguments: { name: `n${i}` } });
+      expect(textOf(called.body.result)).toBe(`Hello, n${i}!`);
+      expect(called.body.result?.resultType).toBe('complete');
+    }
+    expect(new Set(hits)).toEqual(new Set(['mcp-a', 'mcp-b']));
+  });
+
+  it('continues an input-required call on the other instance, over several rounds', async () => {
+    const round1 = await rpc(proxyUrl, 'tools/call', { name: 'test_input_required_result_multi_round', arguments: {} });
+    expect(round1.body.result?.resultType).toBe('input_required');
+    expect(Object.keys(round1.body.result?.inputRequests)).toEqual(['step1']);
+    const round2 = await rpc(proxyUrl, 'tools/call', {
+      name: 'test_input_required_result_multi_round',
+      arguments: {},
+      inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } },
+      requestState: round1.body.result?.requestState,
+    });
+    expect(Object.keys(round2.body.result?.inputRequests)).toEqual(['step2']);
+    expect(round2.body.result?.requestState).not.toBe(round1.body.result?.requestState);
+    // the old state is spent: replaying it is refused
+    const replay = await rpc(proxyUrl, 'tools/call', {
+      name: 'test_input_required_result_multi_round',
+      arguments: {},
+      inputResponses: { step1: { action: 'accept', content: { name: 'Eve' } } },
+      requestState: round1.body.result?.requestState,
+    });
+    expect(replay.body.error?.code).toBe(-32602);
+    const round3 = await rpc(proxyUrl, 'tools/call', {
+      name: 'test_input_required_result_multi_round',
+      arguments: {},
+      inputResponses: { step2: { action: 'accept', content: { color: 'green' } } },
+      requestState: round2.body.result?.requestState,
+    });
+    expect(textOf(round3.body.result)).toBe('Ada likes green');
+  });
+
+  it('refuses a tampered requestState', async () => {
+    const round1 = await rpc(proxyUrl, 'tools/call', { name: 'test_input_required_result_tampered_state', arguments: {} });
+    const state = round1.body.result?.requestState as string;
+    const [body, mac] = state.split('.');
+    const claims = JSON.parse(Buffer.from(body as string, 'base64url').toString());
+    const forged = `${Buffer.from(JSON.stringify({ ...claims, r: claims.r + 1 })).toString('base64url')}.${mac}`;
+    const refused = await rpc(proxyUrl, 'tools/call', {
+      name: 'test_input_required_result_tampered_state',
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Mallory' } } },
+      requestState: forged,
+    });
+    expect(refused.body.error?.code).toBe(-32602);
+    expect(refused.body.error?.message).toMatch(/altered|not issued/);
+  });
+
+  it('runs tasks any instance reads, answers and cancels', async () => {
+    const caps = { elicitation: {}, extensions: { [TASKS]: {} } };
+    const created = await rpc(proxyUrl, 'tools/call', { name: 'confirm_delete', arguments: {} }, caps);
+    expect(created.body.result?.resultType).toBe('task');
+    const taskId = created.body.result?.taskId as string;
+    let task: Record<string, any> | undefined;
+    for (let i = 0; i < 40 && task?.status !== 'input_required'; i++) {
+      task = (await rpc(proxyUrl, 'tasks/get', { taskId }, caps)).body.result;
+      if (task?.status !== 'input_required') await sleep(50);
+    }
+    expect(task?.status).toBe('input_required');
+    expect(Object.keys(task?.inputRequests)).toEqual(['confirm']);
+    const ack = await rpc(
+      proxyUrl,
+      'tasks/update',
+      { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+      caps,
+    );
+    expect(ack.body.result?.resultType).toBe('complete');
+    for (let i = 0; i < 40 && task?.status !== 'completed'; i++) {
+      task = (await rpc(proxyUrl, 'tasks/get', { taskId }, caps)).body.result;
+      if (task?.status !== 'completed') await sleep(50);
+    }
+    expect(textOf(task?.result)).toBe('deleted');
+    // cancelled through either instance, the task reads cancelled everywhere
+    const long = await rpc(proxyUrl, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60, label: 'cancel-me' } }, caps);
+    const longId = long.body.result?.taskId as string;
+    expect((await rpc(proxyUrl, 'tasks/cancel', { taskId: longId }, caps)).body.result).toMatchObject({ resultType: 'complete' });
+    for (let i = 0; i < 2; i++) expect((await rpc(proxyUrl, 'tasks/get', { taskId: longId }, caps)).body.result?.status).toBe('cancelled');
+    // without the extension: -32021, HTTP 400
+    const refused = await rpc(proxyUrl, 'tasks/get', { taskId }, {});
+    expect(refused.status).toBe(400);
+    expect(refused.body.error?.code).toBe(-32021);
+    const required = await rpc(proxyUrl, 'tools/call', { name: 'failing_job', arguments: {} }, {});
+    expect(required.body.error?.data).toEqual({ requiredCapabilities: { extensions: { [TASKS]: {} } } });
+  });
+
+  it('keeps task records when the instance that ran them stops', async () => {
+    const caps = { elicitation: {}, extensions: { [TASKS]: {} } };
+    // created on a: the first request of a fresh pair goes to whichever instance is next, so ask a directly
+    const done = await rpc(
+      `${httpBase(engine)}/mcp-a`,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 0.1, label: 'kept' } },
+      caps,
+    );
+    const running = await rpc(
+      `${httpBase(engine)}/mcp-a`,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 60, label: 'orphan' } },
+      caps,
+    );
+    await sleep(400);
+    await a.stop();
+    const kept = await rpc(`${httpBase(engine)}/mcp-b`, 'tasks/get', { taskId: done.body.result?.taskId }, caps);
+    expect(kept.body.result?.status).toBe('completed');
+    expect(textOf(kept.body.result?.result)).toContain('computed kept');
+    let orphan: Record<string, any> | undefined;
+    for (let i = 0; i < 40 && orphan?.status !== 'failed'; i++) {
+      orphan = (await rpc(`${httpBase(engine)}/mcp-b`, 'tasks/get', { taskId: running.body.result?.taskId }, caps)).body.result;
+      if (orphan?.status !== 'failed') await sleep(100);
+    }
+    expect(orphan?.status).toBe('failed');
+    expect(orphan?.error?.message).toMatch(/stopped before it finished/);
+  });
+});
+
+describe('request ids on errors (item 8)', () => {
+  it('an unsupported MCP-Protocol-Version names the request, as does a second initialize', async () => {
+    const url = `${httpBase(engine)}/mcp-b`;
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '1999-01-01' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 11, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { id: unknown }).id).toBe(11);
+    const again = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'x' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 12,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
+    });
+    expect(((await again.json()) as { id: unknown }).id).toBe(12);
+  });
+});
+
+describe('stdio', () => {
+  it('answers 2026-07-28 requests and a 2025-11-25 session in one process, with progress on the request', async () => {
+    const child = spawn(process.execPath, [MCP_BIN, '--engine-url', engine.busUrl], {
+      env: { ...process.env, ENG_WORKER_CONFIG: '' },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const lines: Array<Record<string, any>> = [];
+    let buffer = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let nl = buffer.indexOf('\n');
+      while (nl !== -1) {
+        lines.push(JSON.parse(buffer.slice(0, nl)));
+        buffer = buffer.slice(nl + 1);
+        nl = buffer.indexOf('\n');
+      }
+    });
+    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    const answer = async (id: number) => {
+      for (let i = 0; i < 200; i++) {
+        const found = lines.find((l) => l.id === id && ('result' in l || 'error' in l));
+        if (found) return found;
+        await sleep(25);
+      }
+      throw new Error(`no answer to ${id}`);
+    };
+    try {
+      send({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: meta() } });
+      expect((await answer(1)).result.supportedVersions[0]).toBe(V);
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'slow_compute', arguments: { seconds: 0.05, label: 'p' }, _meta: { ...meta(), progressToken: 'tok' } },
+      });
+      expect(textOf((await answer(2)).result)).toContain('computed p');
+      expect(lines.some((l) => l.method === 'notifications/progress' && l.params.progressToken === 'tok')).toBe(true);
+      send({ jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: meta() } });
+      expect((await answer(3)).error.code).toBe(-32601);
+      send({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } },
+      });
+      expect((await answer(4)).result.protocolVersion).toBe('2025-11-25');
+      send({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } },
+      });
+      expect((await answer(5)).error).toMatchObject({ code: -32600 });
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
