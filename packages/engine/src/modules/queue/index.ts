@@ -152,7 +152,8 @@ async function startBroker(ctx: ModuleContext<QueueModuleConfig>): Promise<() =>
     { register: (binding) => broker.registerSubscriber(binding), unregister: (binding) => broker.unregisterSubscriber(binding) },
   );
   const stopWatching = core.functions.onChange((change) => {
-    if (change.kind === 'added' && core.functions.has(change.id)) broker.functionAdded(change.id);
+    // a worker's function (the engine's own are served by every engine, from their first message on)
+    if (change.kind === 'added' && core.functions.get(change.id)?.ownerWorkerId) broker.functionAdded(change.id);
   });
   ctx.log.info(`queue store: ${broker.adapterName}`, { queues: Object.keys(config.queue_configs) });
   return async () => {
