@@ -3,7 +3,7 @@
  * several engines", failure table): while Redis is away a call in flight to the other engine ends
  * at once with invocation_stopped, the other engine's functions leave the list and calls to them
  * fail naming the function, local calls go on; when Redis is back on its address both rejoin by
- * themselves and calls cross again.
+ * themselves and calls cross again. An engine refuses to join with a live engine's id or an unreachable Redis.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, type EngClient } from '@eng/sdk';
@@ -101,5 +101,18 @@ describe('the engines lose their Redis', () => {
     redis = await runRedis();
     await waitFor(() => listed('far::echo'), 15_000);
     await expect(caller.call('far::echo', { n: 2 })).resolves.toMatchObject({ echoed: { n: 2 } });
+  }, 40_000);
+});
+
+describe('joining', () => {
+  it('an engine whose engine_id a live engine holds, or whose Redis does not answer, refuses to start and says why', async () => {
+    await waitFor(() => listed('far::echo'), 15_000);
+    await expect(startEngine({ workersYaml: yaml('r2'), readyTimeoutMs: 15_000 })).rejects.toThrow(/engine_id r2 is already used/);
+    await expect(
+      startEngine({
+        workersYaml: '  - name: eng-cluster\n    config:\n      redis_url: redis://127.0.0.1:1\n',
+        readyTimeoutMs: 15_000,
+      }),
+    ).rejects.toThrow(/eng-cluster could not reach redis at redis:\/\/127\.0\.0\.1:1/);
   }, 40_000);
 });
