@@ -26,7 +26,10 @@ function pythonPath(): string | { skip: string } {
   if (existsSync(join(CACHE, 'mcp'))) return CACHE;
   try {
     mkdirSync(CACHE, { recursive: true });
-    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--target', CACHE, 'mcp==2.3.0'], { stdio: 'ignore', timeout: 300_000 });
+    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--retries', '0', '--timeout', '10', '--target', CACHE, 'mcp==2.3.0'], {
+      stdio: 'ignore',
+      timeout: 300_000,
+    });
     return CACHE;
   } catch (err) {
     return { skip: `cannot install the Python MCP SDK (pip install mcp==2.3.0): ${(err as Error).message.split('\n')[0]}; set ENG_PYMCP` };
