@@ -5,7 +5,12 @@
  * sequential calls, and CPU time per call of every process on the path.
  *
  *   node --import tsx bench/mcp.ts [--rounds 12] [--cycles 50] [--batch 20] [--settle 0] [--warmup 200]
- *                                  [--paths direct,recheck,guarded,stdioping,stdiomin,stdiorelay,stdio,httptrigger,httprelay,httpping,http]
+ *                                  [--paths direct,recheck,guarded,stdioping,stdiomin,stdiorelay,stdio,httptrigger,httprelay,httpping,http,
+ *                                           stdiodiscover26,stdio26,http26]
+ *
+ * The `…26` paths are MCP 2026-07-28 (stateless, issue 28): raw JSON-RPC with the per-request
+ * `_meta` envelope on eng-mcp's stdio and POST /mcp, judged against the same floors (over stdio
+ * server/discover stands in for the ping that revision removed).
  *
  * Budget (issue 16 goal 5, ARCHITECTURE.md): what eng-mcp itself adds over each transport's floor,
  * ≤ 1.15× in latency. The old ≤ 1.3× of a direct call is printed for information only.
@@ -113,6 +118,9 @@ const ALL_PATHS = [
   'httprelay',
   'httpping',
   'http',
+  'stdiodiscover26',
+  'stdio26',
+  'http26',
 ];
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set((process.argv[i] as string).replace(/^--/, ''), process.argv[i + 1] ?? '');
@@ -136,7 +144,7 @@ const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 type Call = () => Promise<unknown>;
-type Proc = 'bench' | 'engine' | 'stdiomcp' | 'stdiomin' | 'stdiorelay' | 'httpmcp' | 'relay';
+type Proc = 'bench' | 'engine' | 'stdiomcp' | 'stdio26mcp' | 'stdiomin' | 'stdiorelay' | 'httpmcp' | 'relay';
 /** The processes each path runs through (the bench process is the client and the worker). */
 const ON_PATH: Record<string, Proc[]> = {
   direct: ['bench', 'engine'],
@@ -150,6 +158,10 @@ const ON_PATH: Record<string, Proc[]> = {
   httprelay: ['bench', 'engine', 'relay'],
   httpping: ['bench', 'engine', 'httpmcp'],
   http: ['bench', 'engine', 'httpmcp'],
+  // MCP 2026-07-28 (stateless): raw JSON-RPC lines / POSTs with the per-request _meta, no SDK client
+  stdiodiscover26: ['bench', 'stdio26mcp'],
+  stdio26: ['bench', 'engine', 'stdio26mcp'],
+  http26: ['bench', 'engine', 'httpmcp'],
 };
 
 /**
@@ -332,6 +344,64 @@ await waitFor(
   20_000,
   50,
 );
+// MCP 2026-07-28: no session, the envelope on every request; a raw client on each transport (the
+// SDK v2 client's own cost would otherwise be in the figure, and the floors use no SDK either)
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const stdio26 = spawn(process.execPath, [MCP_BIN, '--engine-url', engine.busUrl], {
+  env: { ...process.env, ENG_WORKER_CONFIG: '' },
+  stdio: ['pipe', 'pipe', 'ignore'],
+});
+process.once('exit', () => stdio26.kill('SIGKILL'));
+const stdio26Waiters = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+let stdio26Pending = '';
+let stdio26Id = 0;
+stdio26.stdout?.setEncoding('utf8');
+stdio26.stdout?.on('data', (chunk: string) => {
+  stdio26Pending += chunk;
+  let newline = stdio26Pending.indexOf('\n');
+  while (newline !== -1) {
+    const message = JSON.parse(stdio26Pending.slice(0, newline)) as { id?: number; result?: unknown; error?: unknown };
+    stdio26Pending = stdio26Pending.slice(newline + 1);
+    if (typeof message.id === 'number') {
+      stdio26Waiters.get(message.id)?.(message);
+      stdio26Waiters.delete(message.id);
+    }
+    newline = stdio26Pending.indexOf('\n');
+  }
+});
+const stdio26Request = (method: string, params: Record<string, unknown>) =>
+  new Promise<unknown>((resolveAnswer) => {
+    const id = ++stdio26Id;
+    stdio26Waiters.set(id, (message) => resolveAnswer(message.result ?? { error: message.error }));
+    stdio26.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } })}\n`);
+  });
+const http26Headers = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'bench__echo',
+};
+let http26Id = 0;
+const http26Call = async () => {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: ++http26Id,
+    method: 'tools/call',
+    params: { name: 'bench__echo', arguments: PAYLOAD, _meta: ENVELOPE },
+  });
+  const answer = (await (await fetch(mcpUrl, { method: 'POST', headers: http26Headers, body })).json()) as {
+    result?: unknown;
+    error?: unknown;
+  };
+  return answer.result ?? { error: answer.error };
+};
+await waitFor(async () => !((await stdio26Request('server/discover', {})) as { error?: unknown }).error, 20_000, 100);
+
 const post = async (url: string) =>
   (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(PAYLOAD) })).json();
 const paths: Record<string, Call> = {
@@ -354,6 +424,9 @@ const paths: Record<string, Call> = {
   httprelay: () => post(relayUrl),
   httpping: () => http.ping(),
   http: () => http.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
+  stdiodiscover26: () => stdio26Request('server/discover', {}),
+  stdio26: () => stdio26Request('tools/call', { name: 'bench__echo', arguments: PAYLOAD }),
+  http26: http26Call,
 };
 // sanity: every path really reaches the function
 for (const [name, call] of Object.entries(paths)) {
@@ -365,6 +438,7 @@ for (const [name, call] of Object.entries(paths)) {
 const procCpu: Record<Exclude<Proc, 'bench'>, ProcCpu> = {
   engine: new ProcCpu(engine.process.pid),
   stdiomcp: new ProcCpu(stdioTransport.pid ?? undefined),
+  stdio26mcp: new ProcCpu(stdio26.pid),
   stdiomin: new ProcCpu(stdioMinTransport.pid ?? undefined),
   stdiorelay: new ProcCpu(stdioRelay.pid),
   httpmcp: new ProcCpu(httpServer.pid),
@@ -426,14 +500,24 @@ const cpuPerCall = (r: PathRound | undefined, proc?: Proc) => {
   return ns / r.calls / 1000;
 };
 /** Floors, as functions of per-path values (latency or CPU): undefined when a path they need is not run. */
-const FLOORS: Record<'stdio' | 'http', { needs: string[]; of: (v: (name: string) => number) => number; label: string }> = {
+type Judged = 'stdio' | 'http' | 'stdio26' | 'http26';
+const FLOORS: Record<Judged, { needs: string[]; of: (v: (name: string) => number) => number; label: string }> = {
   stdio: { needs: ['stdioping', 'direct'], of: (v) => v('stdioping') + v('direct'), label: 'MCP ping + direct call' },
   http: { needs: ['httprelay'], of: (v) => v('httprelay'), label: 'relay worker behind the HTTP port' },
+  // 2026-07-28 has no ping: its cheapest round trip through eng-mcp is server/discover
+  stdio26: {
+    needs: ['stdiodiscover26', 'direct'],
+    of: (v) => v('stdiodiscover26') + v('direct'),
+    label: 'MCP server/discover (2026-07-28) + direct call',
+  },
+  http26: { needs: ['httprelay'], of: (v) => v('httprelay'), label: 'relay worker behind the HTTP port' },
 };
-const judged = (['stdio', 'http'] as const).filter((name) => active.includes(name) && FLOORS[name].needs.every((n) => active.includes(n)));
+const judged = (['stdio', 'http', 'stdio26', 'http26'] as const).filter(
+  (name) => active.includes(name) && FLOORS[name].needs.every((n) => active.includes(n)),
+);
 type PerBatch = 'batchMedians' | 'batchCpu';
 /** Per-cycle ratios (of latency medians or of CPU per call) of a transport's tools/call to its floor, in cycle order. */
-function cycleRatios(round: Record<string, PathRound>, name: 'stdio' | 'http', of: PerBatch = 'batchMedians'): number[] {
+function cycleRatios(round: Record<string, PathRound>, name: Judged, of: PerBatch = 'batchMedians'): number[] {
   const out: number[] = [];
   for (let c = 0; c < CYCLES; c++) {
     const at = (path: string) => round[path]?.[of][c] ?? Number.NaN;
@@ -441,7 +525,7 @@ function cycleRatios(round: Record<string, PathRound>, name: 'stdio' | 'http', o
   }
   return out;
 }
-const cpuRatio = (round: Record<string, PathRound>, name: 'stdio' | 'http') =>
+const cpuRatio = (round: Record<string, PathRound>, name: Judged) =>
   cpuPerCall(round[name]) / FLOORS[name].of((path) => cpuPerCall(round[path]));
 
 const started = performance.now();
@@ -481,6 +565,9 @@ const LABELS: Record<string, string> = {
   httprelay: 'fetch → http trigger → relay worker → same worker',
   httpping: 'MCP ping over http (no engine)',
   http: 'MCP tools/call over http',
+  stdiodiscover26: 'MCP 2026-07-28 server/discover over stdio',
+  stdio26: 'MCP 2026-07-28 tools/call over stdio (stateless)',
+  http26: 'MCP 2026-07-28 tools/call over http (stateless)',
 };
 const THIRD: Partial<Record<string, Proc>> = {
   stdioping: 'stdiomcp',
@@ -490,6 +577,9 @@ const THIRD: Partial<Record<string, Proc>> = {
   httprelay: 'relay',
   httpping: 'httpmcp',
   http: 'httpmcp',
+  stdiodiscover26: 'stdio26mcp',
+  stdio26: 'stdio26mcp',
+  http26: 'httpmcp',
 };
 /** Median across rounds of a per-round figure of one path. */
 const acrossRounds = (name: string, figure: (r: PathRound) => number) => median(rounds.map((round) => figure(round[name] as PathRound)));
@@ -547,7 +637,7 @@ for (const name of judged) {
 // what eng-mcp itself adds: each transport's tools/call against its floor
 const spread = (values: number[]) => `${fmt(Math.min(...values), 2)}–${fmt(Math.max(...values), 2)}`;
 /** The median of every cycle's ratio, their interquartile range and the spread of the per-round medians. */
-function judge(name: 'stdio' | 'http', of: PerBatch): { value: number; text: string } {
+function judge(name: Judged, of: PerBatch): { value: number; text: string } {
   const all = rounds.flatMap((round) => cycleRatios(round, name, of)).filter(Number.isFinite);
   const sorted = [...all].sort((a, b) => a - b);
   const perRound = rounds.map((round) => median(cycleRatios(round, name, of)));
@@ -603,6 +693,7 @@ const relayExited = new Promise<void>((r) => (stdioRelay.exitCode !== null ? r()
 stdioRelay.stdin?.end();
 await relayExited;
 await http.close();
+stdio26.stdin?.end();
 benchDone = true;
 await stopChild(httpServer);
 await stopChild(relayWorker.child);
