@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { validateAgainst } from './json-schema.ts';
-import { type CallSlot, LOG_LEVELS, type SessionHub } from './sessions.ts';
+import { CANCELLED_TEXT, type CallSlot, LOG_LEVELS, type SessionHub } from './sessions.ts';
 
 // The functions eng-mcp registers on the engine for functions it calls (mcp.md §10 had fixed ids
 // `mcp::progress` / `mcp::log_message`; ours carry an instance id so several eng-mcp processes on
@@ -102,6 +102,7 @@ export interface EngineFunctionOptions {
 /** The call a token names, or an error saying it is gone. */
 function callOf(hub: SessionHub, token: string): CallSlot {
   const slot = hub.call(token);
+  if (slot?.signal.aborted || (!slot && hub.wasCancelled(token))) throw new EngError('CANCELLED', CANCELLED_TEXT);
   if (!slot) throw new EngError(ErrorCode.NotFound, 'unknown or finished call token: the tool call this token belonged to has ended');
   return slot;
 }
@@ -152,6 +153,8 @@ export function registerEngineFunctions(
       // a log line belongs to the call that sent it: without the call's token there is no one to tell
       if (q.token === undefined) return { ok: false, delivered: 0, error: 'token is required: pass metadata.mcp.token of the call' };
       const slot = hub.call(q.token);
+      if (slot?.signal.aborted || (!slot && hub.wasCancelled(q.token)))
+        return { ok: false, delivered: 0, cancelled: true, error: CANCELLED_TEXT };
       if (!slot) return { ok: false, delivered: 0, error: 'unknown or finished call token' };
       return { ok: true, delivered: hub.log(q.level, q.data, q.logger, slot) };
     },

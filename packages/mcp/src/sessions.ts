@@ -161,7 +161,16 @@ export class SessionHub {
   openCall(session: McpSession, requestId: RequestId, signal: AbortSignal, clientToken?: string | number): OpenCall {
     const key = randomUUID();
     this.calls.set(key, { session, requestId, clientToken, signal, last: Number.NEGATIVE_INFINITY });
-    return new OpenCall(this.calls, key);
+    return new OpenCall(this.calls, key, this.cancelledCalls);
+  }
+
+  /** Calls the client cancelled, remembered a while so a function still running hears why its token is void. */
+  private readonly cancelledCalls = new Map<string, number>();
+
+  /** Whether a token names a call the client cancelled (within the last CANCELLED_MEMORY_MS). */
+  wasCancelled(key: string): boolean {
+    const at = this.cancelledCalls.get(key);
+    return at !== undefined && Date.now() - at < CANCELLED_MEMORY_MS;
   }
 
   /** The call behind a key, while it runs. */
@@ -172,7 +181,10 @@ export class SessionHub {
   /** spec basic/utilities/progress: values must increase; nothing after the request finished. */
   reportProgress(key: string, progress: number, total?: number, message?: string): { ok: true } | { ok: false; error: string } {
     const slot = this.calls.get(key);
-    if (!slot) return { ok: false, error: 'unknown or finished progress token' };
+    if (!slot || slot.signal.aborted) {
+      if (slot || this.wasCancelled(key)) return { ok: false, error: CANCELLED_TEXT };
+      return { ok: false, error: 'unknown or finished progress token' };
+    }
     if (slot.clientToken === undefined)
       return { ok: false, error: 'the client did not ask for progress on this call (no _meta.progressToken)' };
     if (!(progress > slot.last)) return { ok: false, error: `progress must increase (last ${slot.last}, got ${progress})` };
@@ -195,8 +207,19 @@ export class OpenCall {
   constructor(
     private readonly calls: Map<string, CallSlot>,
     readonly key: string,
+    private readonly cancelled?: Map<string, number>,
   ) {}
   close(): void {
+    const slot = this.calls.get(this.key);
     this.calls.delete(this.key);
+    if (slot?.signal.aborted && this.cancelled) {
+      if (this.cancelled.size >= CANCELLED_MEMORY) this.cancelled.delete(this.cancelled.keys().next().value as string);
+      this.cancelled.set(this.key, Date.now());
+    }
   }
 }
+
+/** How many cancelled calls, and for how long, a late log or progress call is told about. */
+const CANCELLED_MEMORY = 1000;
+const CANCELLED_MEMORY_MS = 10 * 60_000;
+export const CANCELLED_TEXT = 'the client cancelled this tool call: nothing more reaches it';

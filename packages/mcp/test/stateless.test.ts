@@ -32,6 +32,7 @@ let b: HttpMcp;
 let proxy: Server;
 let proxyUrl: string;
 const hits: string[] = [];
+const lateLog: unknown[] = [];
 
 /** A round-robin load balancer: request n goes to /mcp-a or /mcp-b in turn. */
 async function startProxy(): Promise<void> {
@@ -102,6 +103,17 @@ async function rpc(
 beforeAll(async () => {
   engine = await startMcpEngine('  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: in_memory } }\n');
   worker = await conformanceWorker2026(engine);
+  // a function that keeps logging after its client cancelled: what its log calls answer is kept here
+  worker.registerFunction(
+    'probe::late_log',
+    async (_input: unknown, ctx: { metadata?: unknown }) => {
+      const mcp = (ctx.metadata as { mcp: { token: string; log_function: string } }).mcp;
+      await sleep(400);
+      lateLog.push(await worker.call(mcp.log_function, { token: mcp.token, level: 'info', data: 'after the cancel' }));
+      return 'done';
+    },
+    { description: 'logs late', metadata: { 'mcp.expose': true } },
+  );
   [a, b] = await Promise.all([
     httpMcp(engine, ['--http-path', 'mcp-a'], {}, 'mcp-a'),
     httpMcp(engine, ['--http-path', 'mcp-b'], {}, 'mcp-b'),
@@ -307,6 +319,18 @@ describe('stdio', () => {
       });
       expect(textOf((await answer(2)).result)).toContain('computed p');
       expect(lines.some((l) => l.method === 'notifications/progress' && l.params.progressToken === 'tok')).toBe(true);
+      // cancelled: no answer, and the function's later log call hears that the call was cancelled
+      send({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'probe__late_log', arguments: {}, _meta: { ...meta(), 'io.modelcontextprotocol/logLevel': 'info' } },
+      });
+      await sleep(150);
+      send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } });
+      for (let i = 0; i < 40 && lateLog.length === 0; i++) await sleep(50);
+      expect(lateLog[0]).toMatchObject({ ok: false, cancelled: true });
+      expect(lines.some((l) => l.id === 9)).toBe(false);
       send({ jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: meta() } });
       expect((await answer(3)).error.code).toBe(-32601);
       send({
