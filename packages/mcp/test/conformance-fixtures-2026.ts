@@ -35,7 +35,6 @@ const nameSchema = (property: string) => ({
 
 export async function conformanceWorker2026(engine: EngineProcess, name = 'conformance-fixtures-2026'): Promise<EngClient> {
   const worker = connect(engine.busUrl, { name, logger: { debug() {}, info() {}, warn() {}, error() {} } });
-  // biome-ignore lint/suspicious/noExplicitAny: fixtures take whatever the suite sends
   const tool = (id: string, handler: (input: any, ctx: { metadata?: unknown }) => unknown, requestFormat: unknown = noArgs) =>
     worker.registerFunction(id, handler as never, {
       description: `conformance fixture ${id}`,

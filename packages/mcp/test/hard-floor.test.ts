@@ -5,7 +5,6 @@
  * `eng` twin: the engine's own aliases (iii::queue::redrive, …) and functions a worker registers.
  */
 import { connect, type EngClient } from '@eng/sdk';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';

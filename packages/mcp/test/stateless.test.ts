@@ -133,7 +133,7 @@ describe('two eng-mcp instances behind a round-robin proxy', () => {
     const discovered = await rpc(proxyUrl, 'server/discover');
     expect(discovered.body.result?.supportedVersions).toEqual([V, '2025-11-25', '2025-06-18', '2025-03-26']);
     const lists = [await rpc(proxyUrl, 'tools/list'), await rpc(proxyUrl, 'tools/list')];
-    const names = lists.map((l) => (l.body.result?.tools as Array<{ name: string }>).map((t) => t.name));
+    const names = lists.map((l) => ((l.body.result?.tools ?? []) as Array<{ name: string }>).map((t) => t.name));
     expect(names[0]).toEqual(names[1]);
     expect(names[0]).toContain('greet');
     expect(lists[0]?.body.result?.ttlMs).toBeGreaterThan(0);
