@@ -4,6 +4,7 @@ import { Socket } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
+import { compileEntry } from '../../scripts/compile.ts';
 import { type AdoptedUpgrade, type BusAddress, type BusAdopt, BusService } from '../bus/server.ts';
 import type { WorkerEntry } from '../config/load.ts';
 import type { EngineModule } from '../core/module.ts';
@@ -79,7 +80,14 @@ export const SupervisorService = 'engine.supervisor';
  * How the engine launches a config entry. `forInstall`: only check that the worker's package is in
  * this build (`eng worker add harness` may add chat roles whose code another change brings).
  */
-export function makeResolver(configDir: string, options: { forInstall?: boolean } = {}): Resolver {
+export function makeResolver(
+  configDir: string,
+  options: {
+    forInstall?: boolean;
+    /** Entries compiled ahead (compiledWorkers): source file → compiled file, run with plain node. */
+    compiled?: ReadonlyMap<string, string>;
+  } = {},
+): Resolver {
   return (entry: WorkerEntry) => {
     if (entry.command) {
       const args = withReachableTsx(entry.command, entry.args ?? [], configDir);
@@ -92,6 +100,8 @@ export function makeResolver(configDir: string, options: { forInstall?: boolean 
       if (!existsSync(launcher)) return { reason: `${entry.name} is not installed in this build (${CHAT_LAUNCHER} is missing)` };
       if (!options.forInstall && !existsSync(join(REPO_ROOT, chat[1])))
         return { reason: `${entry.name} is not in this build yet (${chat[1]} is missing)` };
+      const compiled = options.compiled?.get(join(REPO_ROOT, chat[1]));
+      if (compiled) return { spec: { command: process.execPath, args: [compiled, ...(entry.args ?? [])], cwd: configDir } };
       return {
         spec: { command: process.execPath, args: ['--import', TSX_LOADER, launcher, chat[0], ...(entry.args ?? [])], cwd: configDir },
       };
@@ -100,10 +110,11 @@ export function makeResolver(configDir: string, options: { forInstall?: boolean 
     if (!catalog || !file) return { reason: `no command given and "${entry.name}" is not a known worker` };
     const path = join(REPO_ROOT, file);
     if (!existsSync(path)) return { reason: `${entry.name} is not installed in this build (${file} is missing)` };
+    const compiled = options.compiled?.get(path);
     return {
       spec: {
         command: process.execPath,
-        args: ['--import', TSX_LOADER, path, ...(entry.args ?? [])],
+        args: compiled ? [compiled, ...(entry.args ?? [])] : ['--import', TSX_LOADER, path, ...(entry.args ?? [])],
         cwd: configDir,
         ipc: catalog.busHandoff === true,
       },
@@ -140,6 +151,33 @@ export function localUrl(scheme: 'http' | 'ws', address: ListenAddress | undefin
   return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
+/**
+ * The catalog's workers an entry list launches, compiled ahead (scripts/compile.ts): each starts in
+ * about half the CPU of the same source through tsx (a chat stack is seven processes). The console
+ * worker stays on tsx (it generates its embedded UI module before loading it). A worker that cannot
+ * be compiled here runs from source; ENG_FROM_SOURCE=1 runs them all from source.
+ */
+export async function compiledWorkers(entries: readonly WorkerEntry[]): Promise<Map<string, string>> {
+  const compiled = new Map<string, string>();
+  if (process.env.ENG_FROM_SOURCE === '1') return compiled;
+  const wanted: Array<{ source: string; callMain: boolean }> = [];
+  for (const entry of entries) {
+    if (entry.command || !findCatalogEntry(entry.name)) continue;
+    const chat = CHAT_ROLES[entry.name];
+    if (chat) wanted.push({ source: join(REPO_ROOT, chat[1]), callMain: true });
+    else if (entry.name !== 'console' && CATALOG_ENTRIES[entry.name])
+      wanted.push({ source: join(REPO_ROOT, CATALOG_ENTRIES[entry.name] as string), callMain: false });
+  }
+  await Promise.all(
+    wanted.map(async ({ source, callMain }) => {
+      if (!existsSync(source)) return;
+      const file = await compileEntry(source, { root: REPO_ROOT, callMain }).catch(() => undefined);
+      if (file) compiled.set(source, file);
+    }),
+  );
+  return compiled;
+}
+
 /** Launches the config's external workers once the bus is listening; stops them first on shutdown. */
 export function supervisorModule(): EngineModule<Record<string, never>> {
   let supervisor: Supervisor | undefined;
@@ -150,8 +188,9 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
     description: 'launches and restarts the external workers listed in config.yaml',
     configSchema: z.object({}).strict() as unknown as z.ZodType<Record<string, never>>,
     mandatory: true,
-    start(ctx) {
+    async start(ctx) {
       const entries = ctx.services.get<WorkerEntry[]>('engine.externalWorkers') ?? [];
+      const compiled = await compiledWorkers(entries);
       const configPath = ctx.services.get<string | null>('engine.configPath');
       const configDir = configPath ? dirname(configPath) : process.cwd();
       ctx.registerFunction(
@@ -171,7 +210,7 @@ export function supervisorModule(): EngineModule<Record<string, never>> {
           busUrl,
           logDir: join(ctx.dataDir, 'logs'),
           configDir,
-          resolver: makeResolver(configDir),
+          resolver: makeResolver(configDir, { compiled }),
           log: ctx.log,
           stateFile: join(ctx.dataDir, 'supervisor.json'),
           // configuration secrets (eng-configuration publishes them) never show in a stderr tail either

@@ -1,0 +1,159 @@
+/**
+ * A TypeScript entry of this repository compiled ahead into one JavaScript file, for the workers
+ * the engine launches (the console worker, eng-mcp, the worktree worker, the chat roles) and for
+ * the workers tests start.
+ *
+ * Through tsx every start of such a worker transforms and loads its modules one by one: about
+ * 1.3 s of CPU on this 2-core machine, and a chat stack is seven of them. The compiled file starts
+ * in about half that. It is the same code: esbuild puts the entry and the workspace modules it
+ * imports together (npm packages, @eng/protocol and @eng/sdk stay imports: they run from
+ * node_modules and their built dist/), and each module's `import.meta.url`, `import.meta.dirname`
+ * and `import.meta.filename` are written as its own source file's, so the paths a module computes
+ * from its location (a package.json, a template folder) are the ones it computes from source.
+ *
+ * Files go to node_modules/.cache/eng-compiled/, each with the list of the sources that went into
+ * it; a file is rebuilt when any of them is newer (or gone), so an edit never runs from an old
+ * build. Several processes may build the same entry at once: each writes its own file and renames
+ * it into place. Without esbuild (an install without it), `compiledEntry` answers undefined and
+ * the caller runs the source through tsx.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+type Esbuild = typeof import('esbuild');
+
+/** Bumped when the way entries are compiled changes: every cached file is rebuilt. */
+const FORMAT = 1;
+/** Workspace packages that run from their built dist/ (plain-node workers import them): left as imports. */
+const PREBUILT = new Set(['@eng/protocol', '@eng/sdk']);
+
+export interface CompileOptions {
+  /** The repository root (the cache is under its node_modules). */
+  root: string;
+  /** Call the entry's exported `main()` after loading it (a module that runs only as a script). */
+  callMain?: boolean;
+}
+
+interface Manifest {
+  format: number;
+  inputs: string[];
+}
+
+function loadEsbuild(root: string): Esbuild | undefined {
+  try {
+    return createRequire(join(root, 'package.json'))('esbuild') as Esbuild;
+  } catch {
+    return undefined;
+  }
+}
+
+function mtime(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+function fresh(out: string, manifestPath: string): boolean {
+  if (!existsSync(out) || !existsSync(manifestPath)) return false;
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest;
+  } catch {
+    return false;
+  }
+  if (manifest.format !== FORMAT || !Array.isArray(manifest.inputs)) return false;
+  const built = mtime(out);
+  return manifest.inputs.every((input) => mtime(input) < built);
+}
+
+/** Each module's import.meta location, written as its source file's. */
+function sourceLocations(): import('esbuild').Plugin {
+  return {
+    name: 'eng-source-locations',
+    setup(build) {
+      build.onLoad({ filter: /\.(ts|mts|js|mjs)$/ }, (args) => {
+        if (args.path.includes(`${'/'}node_modules${'/'}`)) return undefined;
+        const text = readFileSync(args.path, 'utf8');
+        if (!text.includes('import.meta')) return undefined;
+        const contents = text
+          .replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(args.path).href))
+          .replace(/\bimport\.meta\.dirname\b/g, JSON.stringify(dirname(args.path)))
+          .replace(/\bimport\.meta\.filename\b/g, JSON.stringify(args.path));
+        return { contents, loader: args.path.endsWith('ts') ? 'ts' : 'js', resolveDir: dirname(args.path) };
+      });
+    },
+  };
+}
+
+/** npm packages and the prebuilt workspace packages stay imports; other workspace packages are compiled in. */
+function externals(): import('esbuild').Plugin {
+  return {
+    name: 'eng-externals',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : (args.path.split('/')[0] as string);
+        if (name.startsWith('@eng/') && !PREBUILT.has(name)) return undefined;
+        return { path: args.path, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * The compiled file of `source` (an absolute path to a .ts entry), built when missing or older than
+ * one of its sources (esbuild's async API: it runs plugins only there). Undefined when it cannot
+ * be built here: the caller runs the source through tsx.
+ */
+export async function compileEntry(source: string, options: CompileOptions): Promise<string | undefined> {
+  const root = resolve(options.root);
+  const cacheDir = join(root, 'node_modules/.cache/eng-compiled');
+  const name = relative(root, source)
+    .replace(/[\\/]/g, '__')
+    .replace(/\.[cm]?[jt]s$/, '');
+  const out = join(cacheDir, `${name}${options.callMain ? '.main' : ''}.mjs`);
+  const manifestPath = `${out}.json`;
+  if (fresh(out, manifestPath)) return out;
+  const esbuild = loadEsbuild(root);
+  if (!esbuild || !existsSync(source)) return undefined;
+  mkdirSync(cacheDir, { recursive: true });
+  const temp = `${out}.${process.pid}.${Date.now()}.tmp.mjs`;
+  const entry = options.callMain
+    ? {
+        stdin: {
+          contents: `import { main } from ${JSON.stringify(source)};\nawait main();\n`,
+          resolveDir: dirname(source),
+          sourcefile: `${name}.main.ts`,
+          loader: 'ts' as const,
+        },
+      }
+    : { entryPoints: [source] };
+  try {
+    const result = await esbuild.build({
+      ...entry,
+      outfile: temp,
+      absWorkingDir: root,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'silent',
+      metafile: true,
+      plugins: [externals(), sourceLocations()],
+    });
+    const inputs = Object.keys(result.metafile?.inputs ?? {})
+      .filter((input) => !input.startsWith('<'))
+      .map((input) => resolve(root, input));
+    inputs.push(source);
+    const manifest: Manifest = { format: FORMAT, inputs: [...new Set(inputs)] };
+    writeFileSync(`${manifestPath}.${process.pid}.tmp`, JSON.stringify(manifest));
+    renameSync(`${manifestPath}.${process.pid}.tmp`, manifestPath);
+    renameSync(temp, out);
+    return out;
+  } catch {
+    return undefined;
+  }
+}
