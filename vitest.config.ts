@@ -7,7 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    maxWorkers: 2,
+    // files at once; VITEST_MAX_WORKERS overrides (npm test sets it from its --vitest-workers)
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? 2) || 2,
     fileParallelism: true,
     reporters: ['default'],
   },
