@@ -103,8 +103,9 @@ test('by default: the connected graph, readable after fit, and the functions wit
   expect(await packCount(session)).toBeGreaterThanOrEqual(10);
   await expect(page.locator('.react-flow__node[data-id="fn:session::list"]')).toHaveCount(0);
 
-  // the control says how many are packed (once every worker of the stack has registered): the packs add up to it
-  await expect.poll(() => unconnectedTotal(page), { timeout: 20_000 }).toBeGreaterThanOrEqual(40);
+  // the control says how many are packed (once the chat stack's roles have registered: more than 20
+  // functions nothing triggers; 31 to 40 have been seen, as the workers' lists change): the packs add up to it
+  await expect.poll(() => unconnectedTotal(page), { timeout: 20_000 }).toBeGreaterThanOrEqual(20);
   await settled(page);
   const total = await unconnectedTotal(page);
   let packed = 0;
