@@ -7,8 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // files at once; VITEST_MAX_WORKERS overrides (npm test sets it from its --vitest-workers)
-    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? 2) || 2,
+    // files at once (3 on 2 cores: 8 min 13 s against 10 min 21 s with 2); VITEST_MAX_WORKERS overrides
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? 3) || 3,
     fileParallelism: true,
     reporters: ['default'],
   },
