@@ -396,7 +396,8 @@ describe('a global budget for frames being received (item 13)', () => {
       ws.ping();
       // a refused connection never answers the ping: say so rather than wait for the test's timeout
       const refusedFirst = await Promise.race([read.then(() => null), closed]);
-      if (refusedFirst) throw new Error(`the engine closed the connection (${refusedFirst.code} ${refusedFirst.reason}) before reading the first fragment`);
+      if (refusedFirst)
+        throw new Error(`the engine closed the connection (${refusedFirst.code} ${refusedFirst.reason}) before reading the first fragment`);
     }
     return { ws, closed, frames, finish: () => ws.send('"}', { fin: true }) };
   }
