@@ -24,6 +24,9 @@ import { pathToFileURL } from 'node:url';
 
 type Esbuild = typeof import('esbuild');
 
+/** Builds started by this process: part of each temporary file's name (two builds of one entry may overlap). */
+let builds = 0;
+
 /** Bumped when the way entries are compiled changes: every cached file is rebuilt. */
 const FORMAT = 1;
 /** Workspace packages that run from their built dist/ (plain-node workers import them): left as imports. */
@@ -120,7 +123,8 @@ export async function compileEntry(source: string, options: CompileOptions): Pro
   const esbuild = loadEsbuild(root);
   if (!esbuild || !existsSync(source)) return undefined;
   mkdirSync(cacheDir, { recursive: true });
-  const temp = `${out}.${process.pid}.${Date.now()}.tmp.mjs`;
+  const unique = `${process.pid}.${Date.now()}.${++builds}`;
+  const temp = `${out}.${unique}.tmp.mjs`;
   const entry = options.callMain
     ? {
         stdin: {
@@ -149,8 +153,8 @@ export async function compileEntry(source: string, options: CompileOptions): Pro
       .map((input) => resolve(root, input));
     inputs.push(source);
     const manifest: Manifest = { format: FORMAT, inputs: [...new Set(inputs)] };
-    writeFileSync(`${manifestPath}.${process.pid}.tmp`, JSON.stringify(manifest));
-    renameSync(`${manifestPath}.${process.pid}.tmp`, manifestPath);
+    writeFileSync(`${manifestPath}.${unique}.tmp`, JSON.stringify(manifest));
+    renameSync(`${manifestPath}.${unique}.tmp`, manifestPath);
     renameSync(temp, out);
     return out;
   } catch {
