@@ -58,18 +58,13 @@ interface HttpRequestPayload {
   response?: ChannelRef;
 }
 
-/**
- * Serve one request of a trigger route. A request with no body, no middleware and no condition
- * (the common GET) runs synchronously to the handler call: no promise or async frame per request.
- * Returns a promise only when a step had to wait; a throw is the caller's to answer.
- */
-export function serveTrigger(
+export async function serveTrigger(
   env: PipelineEnv,
   req: IncomingMessage,
   res: ServerResponse,
   match: RouteMatch<TriggerRoute>,
   search: string,
-): Promise<void> | undefined {
+): Promise<void> {
   const timeoutMs = env.config.default_timeout;
   const deadline = Date.now() + timeoutMs;
   const route = match.route.value;
@@ -96,32 +91,9 @@ export function serveTrigger(
   const request = new TriggerRequest(env, res, span, route.functionId, deadline, timeoutMs);
   (res as TrackedResponse)[TRIGGER_REQUEST] = request;
   const trace = { traceparent: span?.traceparent ?? headers.traceparent, baggage: headers.baggage };
-  const steps: RequestSteps = { route, pattern, method, headers, query_params, params: match.params, trace, deadline, request };
-  if (env.globalMiddleware.length > 0 || route.conditionFunctionId || route.middlewareFunctionIds.length > 0 || hasBody(req)) {
-    return serveWithSteps(env, req, res, steps);
-  }
-  if (!res.destroyed) callHandler(env, res, steps, EMPTY, null);
-  return undefined;
-}
 
-/** What the steps of one request share. */
-interface RequestSteps {
-  route: TriggerRoute;
-  pattern: string;
-  method: string;
-  headers: Record<string, string>;
-  query_params: Record<string, string>;
-  params: Record<string, string>;
-  trace: { traceparent?: string; baggage?: string };
-  deadline: number;
-  request: TriggerRequest;
-}
-
-/** The request with a body, middleware or a condition: each step may wait. */
-async function serveWithSteps(env: PipelineEnv, req: IncomingMessage, res: ServerResponse, steps: RequestSteps): Promise<void> {
-  const { route, method, headers, query_params, params, trace, deadline } = steps;
   for (const functionId of env.globalMiddleware) {
-    const input = middlewareInput(params, query_params, headers, method);
+    const input = middlewareInput(match.params, query_params, headers, method);
     if (!(await runMiddleware(env, res, functionId, input, callOptions(trace, deadline)))) return;
   }
 
@@ -147,14 +119,25 @@ async function serveWithSteps(env: PipelineEnv, req: IncomingMessage, res: Serve
     sendError(res, 400, ErrorCode.JsonTooDeep, tooDeepMessage('the JSON request body'));
     return;
   }
-  const body = parseJsonBody(contentType, raw);
+
+  const payload: HttpRequestPayload = {
+    query_params,
+    path_params: match.params,
+    headers,
+    path: pattern,
+    method,
+    body: parseJsonBody(contentType, raw),
+    trigger: { type: 'http', path: pattern, method },
+  };
 
   if (route.conditionFunctionId) {
     // the condition sees the request without its channels, as in iii
-    const verdict = await evaluateCondition(env.invoke, route.conditionFunctionId, requestPayload(steps, body), {
-      ...callOptions(trace, deadline),
-      metadata: route.metadata,
-    });
+    const verdict = await evaluateCondition(
+      env.invoke,
+      route.conditionFunctionId,
+      { ...payload },
+      { ...callOptions(trace, deadline), metadata: route.metadata },
+    );
     if (!verdict.pass) {
       if (verdict.error) sendFailure(env, res, verdict.error, `condition ${route.conditionFunctionId}`);
       else sendJson(res, 422, { error: { code: ErrorCode.ConditionNotMet, message: 'Request condition not met' }, skipped: true });
@@ -163,31 +146,11 @@ async function serveWithSteps(env: PipelineEnv, req: IncomingMessage, res: Serve
   }
 
   for (const functionId of route.middlewareFunctionIds) {
-    const input = middlewareInput(params, query_params, headers, method);
+    const input = middlewareInput(match.params, query_params, headers, method);
     if (!(await runMiddleware(env, res, functionId, input, callOptions(trace, deadline)))) return;
   }
   if (res.destroyed) return;
-  callHandler(env, res, steps, raw, body);
-}
 
-/** The function's input without its channels (§5.2). */
-function requestPayload(steps: RequestSteps, body: unknown): HttpRequestPayload {
-  const { pattern, method } = steps;
-  return {
-    query_params: steps.query_params,
-    path_params: steps.params,
-    headers: steps.headers,
-    path: pattern,
-    method,
-    body,
-    trigger: { type: 'http', path: pattern, method },
-  };
-}
-
-/** The handler call: the request's two channels made, the function invoked; its outcome settles the request. */
-function callHandler(env: PipelineEnv, res: ServerResponse, steps: RequestSteps, raw: Buffer, body: unknown): void {
-  const { route, request } = steps;
-  const payload = requestPayload(steps, body);
   // §5.2: two channels per request; the body is also copied into `request_body` (§9 row 14)
   const { channels } = env;
   const bodyFrames: ChannelFrame[] = [];
@@ -203,7 +166,7 @@ function callHandler(env: PipelineEnv, res: ServerResponse, steps: RequestSteps,
   payload.request_body = requestBody.reader;
   payload.response = response.writer;
 
-  const invokeOptions = callOptions(steps.trace, steps.deadline);
+  const invokeOptions = callOptions(trace, deadline);
   if (route.metadata) invokeOptions.metadata = route.metadata;
   env.dispatch(route.functionId, payload, invokeOptions, request);
 }

@@ -169,12 +169,7 @@ export class HttpServer {
     // HEAD falls back to the GET route, as axum's `get()` does; Node drops the body
     const match = this.routes.match(method, pathname) ?? (method === 'HEAD' ? this.routes.match('GET', pathname) : null);
     if (match) {
-      // a GET with no middleware is served synchronously (no promise per request); a step that waits returns one
-      try {
-        serveTrigger(this.env, req, res, match, search)?.catch((err: Error) => this.fail(res, err));
-      } catch (err) {
-        this.fail(res, err as Error);
-      }
+      serveTrigger(this.env, req, res, match, search).catch((err: Error) => this.fail(res, err));
       return;
     }
     const allowed = this.routes.methodsFor(pathname);
