@@ -3,9 +3,8 @@
  *
  * `eng` runs it (packages/engine/src/cli/main.ts) rather than the TypeScript sources through tsx:
  * the same code, but compiled once ahead instead of transformed at every start, and without the
- * helpers tsx adds to keep function names (a call per closure made). Measured with bench/http on
- * this 2-core machine: about 10% less engine CPU per HTTP request, and 0.76 s of CPU to "ready"
- * instead of 1.95 s. The suite starts a few hundred engines from it too (test/harness.ts).
+ * helpers tsx adds to keep function names (a call per closure made): 0.76 s of CPU to "ready"
+ * instead of 1.95 s on this 2-core machine (per HTTP request, bench/http showed no clear difference). The suite starts a few hundred engines from it too (test/harness.ts).
  *
  * esbuild puts packages/engine/src together (npm packages and @eng/* stay external and load from
  * node_modules, @eng/protocol and @eng/sdk from their built dist/). It is rebuilt whenever a

@@ -13,7 +13,7 @@ try {
 }
 
 // the engine runs compiled ahead into one file (scripts/bundle.ts: rebuilt when a source is newer;
-// less CPU per request and per start than the sources through tsx); ENG_FROM_SOURCE=1 runs the sources
+// about 0.76 s of CPU to start instead of 1.95 s through tsx); ENG_FROM_SOURCE=1 runs the sources
 let bundle: string | undefined;
 if (process.env.ENG_FROM_SOURCE !== '1') {
   try {
