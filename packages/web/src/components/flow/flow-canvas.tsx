@@ -305,6 +305,11 @@ function Canvas({
   // it when it is small enough to read, else what was opened, else its top-left corner at a
   // readable zoom (frameView; the minimap shows the rest)
   const framed = useRef<string | undefined>(undefined);
+  // until the person moves the view or a node, the view follows the graph as it arrives (workers
+  // still registering when the page opened): a live update that changes the graph's extent frames
+  // it again. Once they touched it, live updates leave their view alone.
+  const touched = useRef(false);
+  const framedBox = useRef('');
   // biome-ignore lint/correctness/useExhaustiveDependencies: the focus is read when the view key changes
   useEffect(() => {
     let relayout = false;
@@ -336,10 +341,13 @@ function Canvas({
         handles: NODE_HANDLES,
       }));
     });
-    if (relayout || framed.current !== viewKey) {
+    const box = boundsOf(placed);
+    const boxKey = box ? `${box.x},${box.y},${box.w},${box.h}` : '';
+    if (relayout || framed.current !== viewKey || (!touched.current && boxKey !== framedBox.current)) {
+      if (relayout || framed.current !== viewKey) touched.current = false;
       framed.current = viewKey;
+      framedBox.current = boxKey;
       const { width, height } = store.getState();
-      const box = boundsOf(placed);
       const focused = focus?.length
         ? new Map(focus.flatMap((id) => (placed.has(id) ? [[id, placed.get(id) as { x: number; y: number }]] : [])))
         : undefined;
@@ -424,6 +432,13 @@ function Canvas({
       nodes={nodes}
       edges={shownEdges}
       onMove={onMove}
+      // a move with an event is the person's (wheel, drag, the zoom buttons); ours come without one
+      onMoveStart={(event) => {
+        if (event) touched.current = true;
+      }}
+      onNodeDragStart={() => {
+        touched.current = true;
+      }}
       nodeTypes={nodeTypes}
       colorMode={theme}
       onNodesChange={(changes: NodeChange[]) => {

@@ -1,3 +1,4 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { ExternalLink, Filter } from 'lucide-react';
 import { memo, type ReactNode, type RefObject, useCallback, useEffect, useMemo, useRef } from 'react';
@@ -69,10 +70,14 @@ export function LogList({
     fetchPage,
     rowHeight: ROW,
     overscan: 20,
-    // a snapshot never changes; Clear invalidates, and live tail moves to a new snapshot
+    // a snapshot never changes; Clear invalidates, and live tail moves to a new snapshot. The
+    // snapshot read last stays cached however long the page is away (an outage shows it, issue 19
+    // §5: a timed expiry lost it when the engine stayed down longer than that); the older ones are
+    // dropped below as soon as a newer one has loaded
     staleTime: Number.POSITIVE_INFINITY,
-    gcTime: 20_000,
+    gcTime: Number.POSITIVE_INFINITY,
   });
+  const queryClient = useQueryClient();
   const now = useMemo(() => new Date(asOf), [asOf]);
   // stable callbacks, so rows that stay on screen while scrolling do not render again (LogRow is memo)
   const latest = useRef({ onToggle, onFilterTrace });
@@ -94,6 +99,16 @@ export function LogList({
   const total = rows.total;
   const newest = rows.rowAt(0)?.timestamp_unix_nano;
   const loadedAsOf = rows.loaded ? asOf : undefined;
+  // keep one read snapshot: every window key but the one just loaded goes
+  useEffect(() => {
+    if (loadedAsOf === undefined) return;
+    const current = logKeys.window(filters, loadedAsOf);
+    queryClient.removeQueries({
+      queryKey: [...logKeys.all, 'window'],
+      predicate: (query) =>
+        query.getObserversCount() === 0 && JSON.stringify(query.queryKey.slice(0, current.length)) !== JSON.stringify(current),
+    });
+  }, [queryClient, filters, loadedAsOf]);
   useEffect(() => {
     const el = scrollRef.current;
     let atTop = (el?.scrollTop ?? 0) < ROW;
