@@ -30,7 +30,11 @@ export default defineConfig({
     headless: true,
     viewport: { width: 1440, height: 900 },
     screenshot: 'only-on-failure',
-    trace: 'retain-on-failure',
+    // a trace only for a second try (CI retries a failed test once, so a failure in CI comes with
+    // its trace; `--trace on` records one locally). Recording snapshots the DOM inside the page on
+    // every action: it was 44% of the browser specs' CPU (console-first-day: 48 s of CPU with it,
+    // 27 s without) and the suite is CPU-bound on two cores
+    trace: 'on-first-retry',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       args: [
@@ -47,9 +51,10 @@ export default defineConfig({
   projects: [
     { name: 'debian-chromium', use: { browserName: 'chromium' }, testIgnore: PERF_SPECS },
     // budgets are measured alone: after the others, one spec at a time
-    // no Playwright trace here: recording one snapshots the whole DOM inside the page on every action
-    // (each wheel step of a scroll measurement), which is the test's work on the page's main thread,
-    // not the product's — it alone cost the 500-entry chat scroll a fifth of its frames
+    // never a Playwright trace here, not even on a retry: recording one snapshots the whole DOM inside
+    // the page on every action (each wheel step of a scroll measurement), which is the test's work
+    // on the page's main thread, not the product's — it alone cost the 500-entry chat scroll a fifth
+    // of its frames
     {
       name: 'perf',
       use: { browserName: 'chromium', trace: 'off' },
