@@ -2,7 +2,7 @@ import { connect, type EngClient } from '@eng/sdk';
 import type { Locator, Page } from '@playwright/test';
 import { type EngineProcess, startEngine } from '../test/harness.ts';
 import { type ChatStack, startChatStack } from './fixtures/chat-stack.ts';
-import { type ConsoleProcess, consoleArgsFor, ENGINE_MODULES_YAML, startConsole } from './fixtures/stack.ts';
+import { type ConsoleProcess, consoleArgsFor, ENGINE_MODULES_YAML, type Stack, startConsole, startStack } from './fixtures/stack.ts';
 import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
 
 /**
@@ -17,12 +17,18 @@ import { ARTIFACTS, expect, gotoPage, test } from './fixtures/test.ts';
 
 test.describe.configure({ mode: 'serial', timeout: 120_000 });
 
+let own: Stack;
 let chat: ChatStack;
 let flowConsole: ConsoleProcess;
 let busUrl: string;
 
-test.beforeAll(async ({ stack }) => {
+// its own engine, not the Playwright worker's shared one: what the default view frames depends on
+// what the engine has seen, and the specs that ran before on a shared engine leave traces whose
+// relations connect dozens of chat functions (then the graph is too big to frame whole)
+test.beforeAll(async () => {
   test.setTimeout(180_000);
+  own = await startStack();
+  const stack = own;
   busUrl = stack.engine.busUrl;
   chat = await startChatStack(stack);
   flowConsole = await startConsole([...consoleArgsFor(stack.engine), '--no-otel', '--enable-flow']);
@@ -33,6 +39,7 @@ test.beforeAll(async ({ stack }) => {
 test.afterAll(async () => {
   await flowConsole?.stop();
   await chat?.stop();
+  await own?.stop();
 });
 
 async function call(url: string, fn: string, input: unknown): Promise<unknown> {
