@@ -2,14 +2,15 @@ import { defineConfig } from '@playwright/test';
 
 /**
  * Browser tests: Debian's Chromium (never a downloaded browser, deps.md "Browser tests") driving
- * the console against a real engine running examples/orders (fixtures/stack.ts). Two workers, each
- * with its own stack (an engine + a worker + a console): most of a spec's time is the browser and
- * the stack waiting on each other, so two share the 2 cores well. The specs that measure speed
- * against a budget run afterwards, one at a time, with nothing else on the machine
- * (`E2E_WORKERS=1` runs everything one at a time).
+ * the console against a real engine running examples/orders (fixtures/stack.ts). Three workers,
+ * each with its own stack (an engine + a worker + a console): most of a spec's time is the browser
+ * and the stack waiting on each other, and without a trace recorded on every action the phase uses
+ * about 0.7 of the 2 cores with two workers (165 specs at load 8–20: 2 workers 16 min 43 s, 4
+ * workers 14 min 50 s, same CPU). The specs that measure speed against a budget run afterwards, one
+ * at a time, with nothing else on the machine (`E2E_WORKERS=N` sets the count; 1 runs one at a time).
  */
 const PERF_SPECS = ['**/performance.spec.ts', '**/chat-performance.spec.ts', '**/flow-scale.spec.ts', '**/logs.spec.ts'];
-const WORKERS = Number(process.env.E2E_WORKERS ?? 2) || 2;
+const WORKERS = Number(process.env.E2E_WORKERS ?? 3) || 3;
 
 export default defineConfig({
   testDir: '.',
@@ -21,7 +22,7 @@ export default defineConfig({
   expect: { timeout: 10_000 },
   fullyParallel: false,
   workers: WORKERS,
-  // CI (two workers beside nothing else, on 2 cores) takes a second try; a test that needed it is
+  // CI (three workers beside nothing else, on 2 cores) takes a second try; a test that needed it is
   // reported as flaky by the list reporter and counted in npm test's summary, never hidden
   retries: process.env.CI ? 1 : 0,
   reporter: [['list']],

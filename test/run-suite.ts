@@ -2,7 +2,7 @@
  * `npm test`: the whole suite, in three phases that always all run, then one summary.
  *
  *   1. Vitest (packages/* /test, test/): engines, workers, SDKs, MCP, chat stack, on loopback.
- *   2. Playwright, the `debian-chromium` project: the console in Chromium, two workers.
+ *   2. Playwright, the `debian-chromium` project: the console in Chromium, three workers.
  *   3. Playwright, the `perf` project: the specs holding speed budgets, alone on the machine.
  *
  * What the phases share is built once first (the @eng/protocol and @eng/sdk dist/, the engine
@@ -26,7 +26,7 @@ type Phase = (typeof PHASES)[number];
 
 const USAGE = `Usage: npm test [-- --only vitest|e2e|perf] [-- --overlap]
 
-Runs the whole suite: vitest, then the Playwright specs (two workers), then the Playwright specs
+Runs the whole suite: vitest, then the Playwright specs (three workers), then the Playwright specs
 that hold speed budgets (one at a time). Prints the slowest files and "N passed, N failed".
 
   --only PHASE   run only this phase (vitest, e2e or perf); repeat for several
