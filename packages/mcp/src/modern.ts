@@ -192,6 +192,8 @@ const Listen = z
         promptsListChanged: z.boolean().optional(),
         resourcesListChanged: z.boolean().optional(),
         resourceSubscriptions: z.array(z.string()).max(256).optional(),
+        // the tasks extension (SEP-2663): notifications/tasks for these tasks
+        taskIds: z.array(z.string().min(1).max(128)).max(256).optional(),
       })
       .passthrough()
       .optional(),
@@ -219,6 +221,24 @@ function complete(result: Record<string, unknown>, cacheable?: 'public' | 'priva
 export interface ModernDeps extends ServerDeps {
   mrtr: MrtrStore;
   tasks: TaskService;
+}
+
+/**
+ * What a subscriptions/listen is refused with before its event stream opens (HTTP), so the refusal
+ * keeps its status: a bad envelope, bad params, task notifications without the tasks extension.
+ */
+export function listenRefusal(message: JSONRPCRequest): Refusal | undefined {
+  const envelope = readEnvelope(message);
+  if ('code' in envelope) return envelope;
+  const parsed = Listen.safeParse(message.params ?? {});
+  if (!parsed.success) return { status: 200, code: ErrorCode.InvalidParams, message: `Invalid params: ${parsed.error.issues[0]?.message}` };
+  if (parsed.data.notifications?.taskIds === undefined) return undefined;
+  try {
+    requireTasks(envelope.capabilities, 'subscriptions/listen with notifications.taskIds');
+  } catch (err) {
+    return refusalOf(err);
+  }
+  return undefined;
 }
 
 export class ModernServer {
@@ -312,7 +332,7 @@ export class ModernServer {
         return complete({ completion: { values: matches.slice(0, 100), total: matches.length, hasMore: matches.length > 100 } });
       }
       case 'subscriptions/listen':
-        return this.listen(message, io);
+        return this.listen(message, io, envelope);
       case 'tasks/get':
         requireTasks(envelope.capabilities, message.method);
         return deps.tasks.get((p as { taskId?: unknown } | undefined)?.taskId);
@@ -333,15 +353,18 @@ export class ModernServer {
    * the list_changed / resources/updated notifications asked for, each tagged with the
    * subscription id, until the client goes away (answered then, for a graceful end).
    */
-  private async listen(message: JSONRPCRequest, io: ModernIo): Promise<Record<string, unknown>> {
+  private async listen(message: JSONRPCRequest, io: ModernIo, envelope: Envelope): Promise<Record<string, unknown>> {
     const q = params(Listen, message.params);
     const asked = q.notifications ?? {};
+    // tasks extension: task notifications only for a client that declares it (-32021 otherwise)
+    if (asked.taskIds !== undefined) requireTasks(envelope.capabilities, 'subscriptions/listen with notifications.taskIds');
     const filter: SubscriptionFilter = {};
     if (asked.toolsListChanged) filter.toolsListChanged = true;
     if (asked.promptsListChanged) filter.promptsListChanged = true;
     if (asked.resourcesListChanged) filter.resourcesListChanged = true;
     const uris = (asked.resourceSubscriptions ?? []).filter((uri) => ResourceService.validUri(uri) && uri.length <= 2048);
     if (uris.length) filter.resourceSubscriptions = uris;
+    if (asked.taskIds?.length) filter.taskIds = [...new Set(asked.taskIds)];
     const tag = { [META.subscriptionId]: message.id };
     io.notify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: tag, notifications: filter } });
     for (const uri of uris) await this.deps.onSubscribe?.(uri).catch(() => undefined);
