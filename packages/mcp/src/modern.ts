@@ -47,7 +47,7 @@ export const CAPABILITIES = {
   prompts: { listChanged: true },
   completions: {},
   logging: {},
-  extensions: { 'io.modelcontextprotocol/tasks': {} },
+  extensions: { 'io.modelcontextprotocol/tasks': {}, 'io.modelcontextprotocol/skills': { directoryRead: true } },
 };
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -145,6 +145,9 @@ export const MODERN_METHODS = new Set([
   'tasks/get',
   'tasks/update',
   'tasks/cancel',
+  'skills/list',
+  'skills/get',
+  'resources/directory/read',
 ]);
 
 /** SEP-2243: the body field `Mcp-Name` mirrors. */
@@ -174,6 +177,7 @@ export type ModernAnswer = { result: Record<string, unknown> } | { error: Refusa
 
 const Cursor = z.object({ cursor: z.string().optional() }).passthrough();
 const Uri = z.object({ uri: z.string().min(1) }).passthrough();
+const DirectoryRead = z.object({ uri: z.string().min(1), cursor: z.string().optional() }).passthrough();
 const GetPrompt = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.string()).optional() }).passthrough();
 const Complete = z
   .object({
@@ -344,6 +348,15 @@ export class ModernServer {
       case 'tasks/cancel':
         requireTasks(envelope.capabilities, message.method);
         return deps.tasks.cancel((p as { taskId?: unknown } | undefined)?.taskId);
+      // the skills extension (SEP-2640, skills.ts)
+      case 'skills/list':
+        return complete(await deps.contributions.listSkills(params(Cursor, p).cursor), 'public');
+      case 'skills/get':
+        return complete({ skill: await deps.contributions.getSkill(params(Uri, p).uri) }, 'public');
+      case 'resources/directory/read': {
+        const q = params(DirectoryRead, p);
+        return complete(await deps.contributions.readDirectory(q.uri, q.cursor));
+      }
     }
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${message.method}`);
   }

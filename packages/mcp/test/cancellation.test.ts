@@ -28,7 +28,7 @@ const runs = new Map<string, { aborted: boolean; reason?: string; lateLog?: unkn
 /** What the iii-sdk function's log call answered after its client cancelled, by tag. */
 const iiiRuns = new Map<string, { finished: boolean; lateLog?: unknown }>();
 
-type McpMeta = { mcp?: { log_function?: string; token?: string; progress_token?: string } };
+type McpMeta = { mcp?: { log_function?: string; token?: string; progress_token?: string; progress_function?: string } };
 
 beforeAll(async () => {
   engine = await startMcpEngine('  - name: eng-state\n    config:\n      adapter: { name: kv, config: { store_method: in_memory } }\n');
@@ -63,7 +63,8 @@ beforeAll(async () => {
   iii = registerIii(engine.busUrl, { workerName: 'iii-cancel', otel: { enabled: false }, reconnectionConfig: { maxRetries: 0 } });
   iii.registerFunction(
     'iiicancel::slow',
-    async (input: { tag: string }, meta?: McpMeta) => {
+    async (input: { tag: string }, metadata?: unknown) => {
+      const meta = metadata as McpMeta | undefined;
       const run: { finished: boolean; lateLog?: unknown } = { finished: false };
       iiiRuns.set(input.tag, run);
       await sleep(input.tag === 'quick' ? 0 : 600);
