@@ -129,7 +129,7 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
   };
   registerEngineFunctions(client, hub, ids, () => watcher.schedule(), { clientRequestTimeoutMs: options.invocationTimeoutMs });
   // 2026-07-28: stateless requests beside the 2025 sessions, on both transports
-  const tasks = new TaskService({ client, view, instance: ids.instance, log });
+  const tasks = new TaskService({ client, view, instance: ids.instance, log, onChange: (taskId, task) => hub.taskChanged(taskId, task) });
   tasks.register();
   const mrtr = new MrtrStore({
     client,

@@ -4,7 +4,18 @@ import type { EngineView } from './engine-view.ts';
 import { type ExposurePolicy, type FunctionRow, isExposed, toolName } from './exposure.ts';
 import { type Invoker, NOT_RUN } from './invoker.ts';
 import type { Log } from './log.ts';
+import { paginate } from './pagination.ts';
 import { ErrorCode, RpcError } from './rpc-error.ts';
+import {
+  directoryChildren,
+  type FunctionSkill,
+  type SkillContent,
+  skillAt,
+  skillContentOf,
+  skillEntry,
+  skillFileContents,
+  skillOf,
+} from './skills.ts';
 import { engineFailureText } from './tool-result.ts';
 
 // Resources, resource templates and prompts contributed by engine functions (mcp README §Resources
@@ -51,6 +62,8 @@ export interface Contributions {
   resources: FunctionResource[];
   templates: FunctionResource[];
   prompts: FunctionPrompt[];
+  /** Skills (`"mcp.skill"`, skills.ts); each one's SKILL.md is also among `resources`. */
+  skills: FunctionSkill[];
   /** Definitions that were skipped, and why (logged once each). */
   problems: string[];
 }
@@ -136,13 +149,36 @@ function promptOf(row: FunctionRow, spec: unknown): FunctionPrompt | string {
  * prompt name already taken (by eng-mcp's own or an earlier function's) is skipped as a problem.
  */
 export function contributionsOf(rows: FunctionRow[], policy: ExposurePolicy, reserved: { prompts: string[] }): Contributions {
-  const out: Contributions = { resources: [], templates: [], prompts: [], problems: [] };
+  const out: Contributions = { resources: [], templates: [], prompts: [], skills: [], problems: [] };
   const addresses = new Set<string>();
   const promptNames = new Set(reserved.prompts);
   for (const row of rows) {
     const metadata = row.metadata;
-    if (!metadata || (metadata['mcp.resource'] === undefined && metadata['mcp.prompt'] === undefined)) continue;
+    if (
+      !metadata ||
+      (metadata['mcp.resource'] === undefined && metadata['mcp.prompt'] === undefined && metadata['mcp.skill'] === undefined)
+    )
+      continue;
     if (!isExposed(row, policy)) continue;
+    if (metadata['mcp.skill'] !== undefined) {
+      const skill = skillOf(row, metadata['mcp.skill']);
+      if (typeof skill === 'string') out.problems.push(skill);
+      else if (addresses.has(skill.uri) || out.skills.some((s) => s.root === skill.root)) {
+        out.problems.push(`${row.function_id}: the skill ${skill.root} is already defined by another function`);
+      } else {
+        addresses.add(skill.uri);
+        out.skills.push(skill);
+        // its SKILL.md is an ordinary resource too (spec: name and description from the frontmatter)
+        out.resources.push({
+          functionId: skill.functionId,
+          uri: skill.uri,
+          variables: [],
+          name: skill.name,
+          description: skill.description,
+          mimeType: 'text/markdown',
+        });
+      }
+    }
     if (metadata['mcp.resource'] !== undefined) {
       const resource = resourceOf(row, metadata['mcp.resource']);
       if (typeof resource === 'string') out.problems.push(resource);
@@ -266,7 +302,7 @@ export class ContributionService {
   async list(): Promise<Contributions> {
     if (!(await this.deps.view.waitConnected())) {
       this.deps.onDegradedList?.();
-      return { resources: [], templates: [], prompts: [], problems: [] };
+      return { resources: [], templates: [], prompts: [], skills: [], problems: [] };
     }
     let rows: FunctionRow[];
     try {
@@ -284,7 +320,7 @@ export class ContributionService {
       if (this.reported.has(problem)) continue;
       if (this.reported.size > 1000) this.reported.clear();
       this.reported.add(problem);
-      this.deps.log.warn(`skipped an MCP resource or prompt definition: ${problem}`);
+      this.deps.log.warn(`skipped an MCP resource, prompt or skill definition: ${problem}`);
     }
     return found;
   }
@@ -292,7 +328,12 @@ export class ContributionService {
   /** `resources/read` of a function resource; undefined when no function defines the URI. */
   async read(uri: string, callMeta: Record<string, unknown> = {}): Promise<{ contents: Contents } | undefined> {
     await this.connected(`cannot read ${uri}`);
-    const { resources, templates } = await this.list();
+    const { resources, templates, skills } = await this.list();
+    const inSkill = skillAt(uri, skills);
+    if (inSkill) {
+      const contents = skillFileContents(await this.skillContent(inSkill.skill, callMeta), uri);
+      return contents ? { contents: contents as Contents } : undefined;
+    }
     let resource = resources.find((r) => r.uri === uri);
     let variables: Record<string, string> = {};
     if (!resource) {
@@ -330,6 +371,47 @@ export class ContributionService {
       throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
     });
     return promptResult(prompt, result);
+  }
+
+  /** A skill's files, from its function; a function that answers no valid skill is -32603 naming why. */
+  private async skillContent(skill: FunctionSkill, callMeta: Record<string, unknown> = {}): Promise<SkillContent> {
+    const answer = await this.invoke(skill.functionId, { skill: skill.path }, { ...callMeta, kind: 'skill', skill: skill.path }, () => {
+      throw new RpcError(ErrorCode.InvalidParams, `No skill is served at ${skill.uri}`);
+    });
+    const content = skillContentOf(skill, answer);
+    if (typeof content === 'string') {
+      this.deps.log.warn(content);
+      throw new RpcError(ErrorCode.InternalError, content);
+    }
+    return content;
+  }
+
+  /** `skills/list`: a page of skills (20 functions called at most), entries complete with digests. */
+  async listSkills(cursor: unknown): Promise<{ skills: Record<string, unknown>[]; nextCursor?: string }> {
+    await this.connected('cannot list skills');
+    const { page, nextCursor } = paginate('skills', (await this.list()).skills, cursor, 20);
+    const settled = await Promise.allSettled(page.map((skill) => this.skillContent(skill)));
+    // a skill whose function fails is left out of the listing (logged), the others are served
+    const skills = settled.flatMap((r) => (r.status === 'fulfilled' ? [skillEntry(r.value)] : []));
+    return nextCursor ? { skills, nextCursor } : { skills };
+  }
+
+  /** `skills/get`: the entry of the skill whose SKILL.md is `uri`; -32602 for any other URI. */
+  async getSkill(uri: string): Promise<Record<string, unknown>> {
+    await this.connected(`cannot get the skill ${uri}`);
+    const skill = (await this.list()).skills.find((s) => s.uri === uri);
+    if (!skill) throw new RpcError(ErrorCode.InvalidParams, `No skill is served at ${uri.slice(0, 512)}`);
+    return skillEntry(await this.skillContent(skill));
+  }
+
+  /** `resources/directory/read` of a skill's directory (its root or a subdirectory). */
+  async readDirectory(uri: string, cursor: unknown): Promise<{ resources: Record<string, unknown>[]; nextCursor?: string }> {
+    await this.connected(`cannot read the directory ${uri}`);
+    const inSkill = skillAt(uri, (await this.list()).skills);
+    if (!inSkill) throw new RpcError(ErrorCode.InvalidParams, `${uri.slice(0, 512)} is not a directory resource`);
+    const children = directoryChildren(await this.skillContent(inSkill.skill), uri);
+    const { page, nextCursor } = paginate('directory', children, cursor);
+    return nextCursor ? { resources: page, nextCursor } : { resources: page };
   }
 
   /** The fail-fast rule of every path: at most a second's wait for an engine that is not there. */

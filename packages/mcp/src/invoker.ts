@@ -15,7 +15,11 @@ export const NOT_RUN = Symbol('not run');
 export interface InvokeOptions {
   /** Invocation metadata the function receives (`ctx.metadata`). */
   metadata?: Record<string, unknown>;
-  /** Stop waiting when it aborts (the engine call itself cannot be recalled). */
+  /**
+   * Cancels the call when it aborts (a client's notifications/cancelled, a closed stream,
+   * tasks/cancel): the engine ends the invocation and the function's `ctx.signal` aborts (@eng/sdk);
+   * an iii-sdk function runs to its end and its result is dropped.
+   */
   signal?: AbortSignal;
 }
 
@@ -81,44 +85,7 @@ export class Invoker {
   private trigger(functionId: string, payload: unknown, options: InvokeOptions): Promise<unknown> {
     const request: TriggerRequest = { function_id: functionId, payload, timeoutMs: this.deps.invocationTimeoutMs };
     if (options.metadata) request.metadata = options.metadata;
-    const call = this.deps.client.trigger(request);
-    return options.signal ? abortable(call, options.signal) : call;
-  }
-}
-
-/** Stop waiting when the client cancels (the engine call itself cannot be recalled). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new Error('cancelled'));
-  return new Promise<T>((resolve, reject) => new AbortableWait(promise, signal, resolve, reject));
-}
-
-/**
- * One waiting call: the abort listener and both settle paths as methods of one object, not three
- * closures per call (this runs on every tools/call).
- */
-class AbortableWait<T> {
-  constructor(
-    promise: Promise<T>,
-    private readonly signal: AbortSignal,
-    private readonly resolve: (value: T) => void,
-    private readonly reject: (reason: unknown) => void,
-  ) {
-    signal.addEventListener('abort', this, { once: true });
-    promise.then(this.settleValue.bind(this), this.settleError.bind(this));
-  }
-
-  /** EventListener interface: the client cancelled. */
-  handleEvent(): void {
-    this.reject(new Error('cancelled'));
-  }
-
-  private settleValue(value: T): void {
-    this.signal.removeEventListener('abort', this);
-    this.resolve(value);
-  }
-
-  private settleError(err: unknown): void {
-    this.signal.removeEventListener('abort', this);
-    this.reject(err);
+    if (options.signal) request.signal = options.signal;
+    return this.deps.client.trigger(request);
   }
 }

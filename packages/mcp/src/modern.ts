@@ -47,7 +47,7 @@ export const CAPABILITIES = {
   prompts: { listChanged: true },
   completions: {},
   logging: {},
-  extensions: { 'io.modelcontextprotocol/tasks': {} },
+  extensions: { 'io.modelcontextprotocol/tasks': {}, 'io.modelcontextprotocol/skills': { directoryRead: true } },
 };
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -145,6 +145,9 @@ export const MODERN_METHODS = new Set([
   'tasks/get',
   'tasks/update',
   'tasks/cancel',
+  'skills/list',
+  'skills/get',
+  'resources/directory/read',
 ]);
 
 /** SEP-2243: the body field `Mcp-Name` mirrors. */
@@ -174,6 +177,7 @@ export type ModernAnswer = { result: Record<string, unknown> } | { error: Refusa
 
 const Cursor = z.object({ cursor: z.string().optional() }).passthrough();
 const Uri = z.object({ uri: z.string().min(1) }).passthrough();
+const DirectoryRead = z.object({ uri: z.string().min(1), cursor: z.string().optional() }).passthrough();
 const GetPrompt = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.string()).optional() }).passthrough();
 const Complete = z
   .object({
@@ -192,6 +196,8 @@ const Listen = z
         promptsListChanged: z.boolean().optional(),
         resourcesListChanged: z.boolean().optional(),
         resourceSubscriptions: z.array(z.string()).max(256).optional(),
+        // the tasks extension (SEP-2663): notifications/tasks for these tasks
+        taskIds: z.array(z.string().min(1).max(128)).max(256).optional(),
       })
       .passthrough()
       .optional(),
@@ -219,6 +225,24 @@ function complete(result: Record<string, unknown>, cacheable?: 'public' | 'priva
 export interface ModernDeps extends ServerDeps {
   mrtr: MrtrStore;
   tasks: TaskService;
+}
+
+/**
+ * What a subscriptions/listen is refused with before its event stream opens (HTTP), so the refusal
+ * keeps its status: a bad envelope, bad params, task notifications without the tasks extension.
+ */
+export function listenRefusal(message: JSONRPCRequest): Refusal | undefined {
+  const envelope = readEnvelope(message);
+  if ('code' in envelope) return envelope;
+  const parsed = Listen.safeParse(message.params ?? {});
+  if (!parsed.success) return { status: 200, code: ErrorCode.InvalidParams, message: `Invalid params: ${parsed.error.issues[0]?.message}` };
+  if (parsed.data.notifications?.taskIds === undefined) return undefined;
+  try {
+    requireTasks(envelope.capabilities, 'subscriptions/listen with notifications.taskIds');
+  } catch (err) {
+    return refusalOf(err);
+  }
+  return undefined;
 }
 
 export class ModernServer {
@@ -312,7 +336,7 @@ export class ModernServer {
         return complete({ completion: { values: matches.slice(0, 100), total: matches.length, hasMore: matches.length > 100 } });
       }
       case 'subscriptions/listen':
-        return this.listen(message, io);
+        return this.listen(message, io, envelope);
       case 'tasks/get':
         requireTasks(envelope.capabilities, message.method);
         return deps.tasks.get((p as { taskId?: unknown } | undefined)?.taskId);
@@ -324,6 +348,15 @@ export class ModernServer {
       case 'tasks/cancel':
         requireTasks(envelope.capabilities, message.method);
         return deps.tasks.cancel((p as { taskId?: unknown } | undefined)?.taskId);
+      // the skills extension (SEP-2640, skills.ts)
+      case 'skills/list':
+        return complete(await deps.contributions.listSkills(params(Cursor, p).cursor), 'public');
+      case 'skills/get':
+        return complete({ skill: await deps.contributions.getSkill(params(Uri, p).uri) }, 'public');
+      case 'resources/directory/read': {
+        const q = params(DirectoryRead, p);
+        return complete(await deps.contributions.readDirectory(q.uri, q.cursor));
+      }
     }
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${message.method}`);
   }
@@ -333,15 +366,18 @@ export class ModernServer {
    * the list_changed / resources/updated notifications asked for, each tagged with the
    * subscription id, until the client goes away (answered then, for a graceful end).
    */
-  private async listen(message: JSONRPCRequest, io: ModernIo): Promise<Record<string, unknown>> {
+  private async listen(message: JSONRPCRequest, io: ModernIo, envelope: Envelope): Promise<Record<string, unknown>> {
     const q = params(Listen, message.params);
     const asked = q.notifications ?? {};
+    // tasks extension: task notifications only for a client that declares it (-32021 otherwise)
+    if (asked.taskIds !== undefined) requireTasks(envelope.capabilities, 'subscriptions/listen with notifications.taskIds');
     const filter: SubscriptionFilter = {};
     if (asked.toolsListChanged) filter.toolsListChanged = true;
     if (asked.promptsListChanged) filter.promptsListChanged = true;
     if (asked.resourcesListChanged) filter.resourcesListChanged = true;
     const uris = (asked.resourceSubscriptions ?? []).filter((uri) => ResourceService.validUri(uri) && uri.length <= 2048);
     if (uris.length) filter.resourceSubscriptions = uris;
+    if (asked.taskIds?.length) filter.taskIds = [...new Set(asked.taskIds)];
     const tag = { [META.subscriptionId]: message.id };
     io.notify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: tag, notifications: filter } });
     for (const uri of uris) await this.deps.onSubscribe?.(uri).catch(() => undefined);

@@ -5,7 +5,7 @@ import { ErrorCode, RpcError } from './rpc-error.ts';
 
 export const PAGE_SIZE = 50;
 
-type ListKind = 'tools' | 'resources' | 'prompts' | 'templates';
+type ListKind = 'tools' | 'resources' | 'prompts' | 'templates' | 'skills' | 'directory';
 
 function encode(kind: ListKind, offset: number): string {
   return Buffer.from(JSON.stringify({ k: kind, o: offset })).toString('base64url');
@@ -24,9 +24,9 @@ function decode(kind: ListKind, cursor: unknown): number {
 }
 
 /** One page of `items` from the cursor; `nextCursor` only while more items remain. */
-export function paginate<T>(kind: ListKind, items: T[], cursor: unknown): { page: T[]; nextCursor?: string } {
+export function paginate<T>(kind: ListKind, items: T[], cursor: unknown, pageSize = PAGE_SIZE): { page: T[]; nextCursor?: string } {
   const offset = decode(kind, cursor);
-  const page = items.slice(offset, offset + PAGE_SIZE);
-  const next = offset + PAGE_SIZE;
+  const page = items.slice(offset, offset + pageSize);
+  const next = offset + pageSize;
   return next < items.length ? { page, nextCursor: encode(kind, next) } : { page };
 }

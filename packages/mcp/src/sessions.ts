@@ -42,6 +42,8 @@ export interface SubscriptionFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** Tasks extension: `notifications/tasks` for these task ids. */
+  taskIds?: string[];
 }
 
 export interface Listener {
@@ -128,6 +130,13 @@ export class SessionHub {
     this.tell('promptsListChanged', 'notifications/prompts/list_changed');
     for (const session of this.sessions.values()) {
       if (session.initialized) void session.server.sendPromptListChanged().catch(() => undefined);
+    }
+  }
+
+  /** Tasks extension (SEP-2663): a task's state changed; its listeners get the full task. */
+  taskChanged(taskId: string, task: Record<string, unknown>): void {
+    for (const listener of this.listeners) {
+      if (listener.filter.taskIds?.includes(taskId)) listener.send('notifications/tasks', task);
     }
   }
 

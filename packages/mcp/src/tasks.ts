@@ -69,6 +69,16 @@ export interface TaskDeps {
   view: EngineView;
   instance: string;
   log: Log;
+  /** A task record changed in the engine (whichever instance wrote it): its status notification. */
+  onChange?: (taskId: string, task: Record<string, unknown>) => void;
+}
+
+/** What a change of a record is worth telling: its status, message or pending input requests moved. */
+function worthTelling(before: TaskRecord | undefined, after: TaskRecord): boolean {
+  if (!before) return true;
+  if (before.status !== after.status || before.statusMessage !== after.statusMessage) return true;
+  const keys = (r: TaskRecord) => Object.keys(r.inputRequests ?? {}).join('\n');
+  return keys(before) !== keys(after);
 }
 
 export class TaskService {
@@ -76,7 +86,7 @@ export class TaskService {
 
   constructor(private readonly deps: TaskDeps) {}
 
-  private fn(owner: string, what: 'task_update' | 'task_cancel'): string {
+  private fn(owner: string, what: 'task_update' | 'task_cancel' | 'task_changed'): string {
     return `mcp::${owner}::${what}`;
   }
 
@@ -100,6 +110,24 @@ export class TaskService {
       },
       { description: 'eng-mcp: cancel a task this instance runs', metadata: internal },
     );
+    // tasks extension (SEP-2663) notifications/tasks: every record write reaches every instance
+    // through the engine's state trigger, so a listener hears of tasks another instance runs
+    const changed = this.fn(this.deps.instance, 'task_changed');
+    this.deps.client.registerFunction(
+      changed,
+      (input) => {
+        const event = (input ?? {}) as { key?: unknown; old_value?: unknown; new_value?: unknown };
+        const after = event.new_value;
+        if (typeof event.key !== 'string' || !isObject(after) || typeof after.taskId !== 'string' || after.taskId !== event.key)
+          return null;
+        const before = isObject(event.old_value) ? (event.old_value as unknown as TaskRecord) : undefined;
+        const record = after as unknown as TaskRecord;
+        if (worthTelling(before, record)) this.deps.onChange?.(record.taskId, publicOf(record));
+        return null;
+      },
+      { description: 'eng-mcp: a task record changed (notifications/tasks)', metadata: internal },
+    );
+    this.deps.client.registerTrigger({ type: 'state', function_id: changed, config: { scope: TASK_SCOPE } });
   }
 
   private async read(taskId: string): Promise<TaskRecord | undefined> {

@@ -91,6 +91,16 @@ it('passes the server scenarios of conformance 0.2.0-alpha.12 (--suite all)', as
       .map((c) => `${scenario}: ${c.status} ${c.id} ${c.errorMessage ?? ''}`),
   );
   if (soft.length) console.log(`not exercised or warned:\n${soft.join('\n')}`);
+  // the skills scenarios run for real on the fixtures' skills (mcp README §Skills): none skipped or warned
+  const skills = [...checks].filter(([scenario]) => scenario.startsWith('sep-2640-skills-'));
+  if (!ONLY || ONLY.startsWith('sep-2640-skills-')) expect(skills.length).toBeGreaterThan(0);
+  for (const [scenario, list] of skills) {
+    expect(list.filter((c) => c.status === 'SUCCESS').length, scenario).toBeGreaterThan(0);
+    expect(
+      list.filter((c) => c.status !== 'SUCCESS').map((c) => `${scenario}: ${c.status} ${c.id} ${c.errorMessage ?? ''}`),
+      scenario,
+    ).toEqual([]);
+  }
   if (!ONLY) expect(output).toContain('(65 scenarios)');
   expect(failed, output.slice(-4000)).toEqual([]);
   expect(code, output.slice(-4000)).toBe(0);

@@ -224,10 +224,31 @@ export async function conformanceWorker2026(engine: EngineProcess, name = 'confo
     },
   );
 
+  // ── SEP-2640 skills (`"mcp.skill"` metadata): the function answers the skill's files ──────────
+  const pdfDescription = 'Extract, fill, and assemble PDF documents';
+  worker.registerFunction(
+    'fixtures::skill_pdf',
+    () => ({
+      'SKILL.md': `---\nname: pdf-processing\ndescription: ${pdfDescription}\nlicense: Apache-2.0\nmetadata:\n  version: "2.1.0"\n---\n\n# PDF processing\n\nPick the matching template from \`templates/\`, then run \`scripts/extract.py\`.\n`,
+      'templates/invoice.md': '# Invoice\n',
+      'templates/regional/eu-invoice.md': '# EU invoice\n',
+      'scripts/extract.py': 'print("extract")\n',
+    }),
+    { description: pdfDescription, metadata: { ...expose, 'mcp.skill': 'pdf-processing' } },
+  );
+  worker.registerFunction(
+    'fixtures::skill_refunds',
+    () => `---\nname: refunds\ndescription: Process customer refund requests per company policy\n---\n\nRefund within 30 days.\n`,
+    {
+      description: 'Process customer refund requests per company policy',
+      metadata: { ...expose, 'mcp.skill': { path: 'acme/billing/refunds' } },
+    },
+  );
+
   await worker.ready({ timeoutMs: 10_000 });
   await waitFor(async () => {
     const { functions } = await worker.call<{ functions: Array<{ function_id: string }> }>('engine::functions::list', {});
-    return functions.some((f) => f.function_id === 'fixtures::input_required_prompt');
+    return functions.some((f) => f.function_id === 'fixtures::skill_refunds');
   });
   return worker;
 }

@@ -306,7 +306,7 @@ describe('definitions that cannot be used', () => {
       const warnings = mcp
         .stderr()
         .split('\n')
-        .filter((l) => l.includes('skipped an MCP resource or prompt definition'))
+        .filter((l) => l.includes('skipped an MCP resource, prompt or skill definition'))
         .map((l) => l.replace(/^.*definition: /, ''));
       expect(warnings.sort()).toEqual([
         'docs::both: "mcp.resource" needs exactly one of uri and uri_template',

@@ -228,6 +228,72 @@ describe('two eng-mcp instances behind a round-robin proxy', () => {
     expect(required.body.error?.data).toEqual({ requiredCapabilities: { extensions: { [TASKS]: {} } } });
   });
 
+  it('tells a subscriptions/listen stream on one instance how a task run by the other goes (notifications/tasks)', async () => {
+    const caps = { elicitation: {}, extensions: { [TASKS]: {} } };
+    // without the extension, asking for task notifications is -32021
+    const refused = await rpc(a.url, 'subscriptions/listen', { notifications: { taskIds: ['x'] } }, {});
+    expect(refused.status).toBe(400);
+    expect(refused.body.error?.code).toBe(-32021);
+    const created = await rpc(b.url, 'tools/call', { name: 'confirm_delete', arguments: {} }, caps);
+    const taskId = created.body.result?.taskId as string;
+    expect(taskId).toBeTruthy();
+    const stream = new AbortController();
+    const res = await fetch(a.url, {
+      method: 'POST',
+      signal: stream.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': V,
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'listen-1',
+        method: 'subscriptions/listen',
+        params: { notifications: { taskIds: [taskId, taskId] }, _meta: meta(caps) },
+      }),
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const seen: Array<{ method: string; params: Record<string, any> }> = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffered = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffered += decoder.decode(chunk, { stream: true });
+        let end = buffered.indexOf('\n\n');
+        while (end !== -1) {
+          const data = buffered
+            .slice(0, end)
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('');
+          buffered = buffered.slice(end + 2);
+          if (data) seen.push(JSON.parse(data));
+          end = buffered.indexOf('\n\n');
+        }
+      }
+    })().catch(() => undefined);
+    const tasks = () => seen.filter((m) => m.method === 'notifications/tasks').map((m) => m.params);
+    for (let i = 0; i < 100 && !tasks().some((t) => t.status === 'input_required'); i++) await sleep(50);
+    expect(seen[0]?.method).toBe('notifications/subscriptions/acknowledged');
+    expect(seen[0]?.params.notifications).toEqual({ taskIds: [taskId] });
+    const asking = tasks().find((t) => t.status === 'input_required');
+    expect(asking).toMatchObject({ taskId, status: 'input_required', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } });
+    expect(Object.keys(asking?.inputRequests ?? {})).toEqual(['confirm']);
+    expect(asking).not.toHaveProperty('owner');
+    await rpc(proxyUrl, 'tasks/update', { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } }, caps);
+    for (let i = 0; i < 100 && !tasks().some((t) => t.status === 'completed'); i++) await sleep(50);
+    const done = tasks().find((t) => t.status === 'completed');
+    expect(textOf(done?.result)).toBe('deleted');
+    // each notification is a status change, in order
+    const statuses = tasks().map((t) => t.status);
+    expect(statuses.slice(statuses.indexOf('input_required'))).toEqual(['input_required', 'working', 'completed']);
+    stream.abort();
+    await reading;
+  });
+
   it('keeps task records when the instance that ran them stops', async () => {
     const caps = { elicitation: {}, extensions: { [TASKS]: {} } };
     // created on a: the first request of a fresh pair goes to whichever instance is next, so ask a directly

@@ -18,6 +18,8 @@ export const ErrorCode = {
   FunctionNotFound: 'function_not_found',
   FunctionNotInvokable: 'function_not_invokable',
   InvocationStopped: 'invocation_stopped',
+  // eng's cancelinvocation frame: the caller cancelled the call (not an iii code)
+  InvocationCancelled: 'invocation_cancelled',
   InvocationError: 'invocation_error',
   ChannelSendFailed: 'channel_send_failed',
   Timeout: 'TIMEOUT',

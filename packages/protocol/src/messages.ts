@@ -119,6 +119,20 @@ export const InvocationResultSchema = z.object({
   ...TraceFields,
 });
 
+/**
+ * eng's own frame, not iii's (iii has no way to recall a call): both directions. A caller sends it
+ * for an invocation it made and still waits on; the engine ends that call at once (the caller gets
+ * `invocation_cancelled`) and passes the frame on to the executing worker, naming the invocation it
+ * sent there. An iii engine drops it as an unknown type and the call runs on (§2.2); iii SDKs
+ * ignore it, so their functions run to their end and their result is discarded.
+ */
+export const CancelInvocationSchema = z.object({
+  type: z.literal('cancelinvocation'),
+  invocation_id: UuidSchema,
+  function_id: z.string().nullish(),
+  reason: z.string().max(1024).nullish(),
+});
+
 export const RegisterServiceSchema = z.object({
   type: z.literal('registerservice'),
   id: z.string().min(1),
@@ -159,6 +173,7 @@ export const MessageSchema = z.discriminatedUnion('type', [
   UnregisterTriggerSchema,
   InvokeFunctionSchema,
   InvocationResultSchema,
+  CancelInvocationSchema,
   RegisterServiceSchema,
   PingSchema,
   PongSchema,
@@ -178,6 +193,7 @@ export type TriggerRegistrationResult = z.infer<typeof TriggerRegistrationResult
 export type UnregisterTrigger = z.infer<typeof UnregisterTriggerSchema>;
 export type InvokeFunction = z.infer<typeof InvokeFunctionSchema>;
 export type InvocationResult = z.infer<typeof InvocationResultSchema>;
+export type CancelInvocation = z.infer<typeof CancelInvocationSchema>;
 export type RegisterService = z.infer<typeof RegisterServiceSchema>;
 export type RegistrationRejected = z.infer<typeof RegistrationRejectedSchema>;
 export type Message = z.infer<typeof MessageSchema>;

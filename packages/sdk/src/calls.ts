@@ -10,6 +10,9 @@ interface PendingCall {
   timer: ReturnType<typeof setTimeout>;
   /** Written to an open socket (false while it waits in the outbox). */
   sent: boolean;
+  /** The caller's signal, and the listener that cancels the call when it aborts. */
+  signal?: AbortSignal;
+  onAbort?: () => void;
 }
 
 /** A frame waiting for the socket; sync calls carry their id so settled ones are skipped. */
@@ -44,12 +47,19 @@ export class Calls {
     this.sendOrQueue({ text });
   }
 
-  /** A call waiting for its `invocationresult`; the timeout keeps running while it is queued. */
-  request<T>(invocationId: string, text: string, timeoutMs: number): Promise<T> {
+  /**
+   * A call waiting for its `invocationresult`; the timeout keeps running while it is queued. When
+   * `signal` aborts the call rejects with `invocation_cancelled` and, if it was sent, the engine is
+   * told (`cancelinvocation`, eng's frame: an iii engine drops it and the call runs on there).
+   */
+  request<T>(invocationId: string, text: string, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(cancelledError(signal));
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(
         () => {
-          if (!this.pending.delete(invocationId)) return;
+          const call = this.pending.get(invocationId);
+          if (!call) return;
+          this.drop(invocationId, call);
           // a call that timed out while queued must not be sent later
           if (!this.transport.isOpen) this.outbox = this.outbox.filter((frame) => frame.invocationId !== invocationId);
           reject(new EngError(ErrorCode.Timeout, `invocation timed out after ${timeoutMs}ms`));
@@ -57,16 +67,43 @@ export class Calls {
         Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS),
       );
       const call: PendingCall = { resolve: resolve as (value: unknown) => void, reject, timer, sent: false };
+      if (signal) {
+        call.signal = signal;
+        call.onAbort = () => this.cancel(invocationId, signal);
+        signal.addEventListener('abort', call.onAbort, { once: true });
+      }
       this.pending.set(invocationId, call);
       call.sent = this.sendOrQueue({ text, invocationId });
     });
   }
 
+  /** The caller gave up on a call: it rejects now, and the engine is told if the call reached it. */
+  private cancel(invocationId: string, signal: AbortSignal): void {
+    const call = this.pending.get(invocationId);
+    if (!call) return;
+    this.drop(invocationId, call);
+    if (call.sent) {
+      const reason = reasonText(signal.reason);
+      const frame: Record<string, unknown> = { type: 'cancelinvocation', invocation_id: invocationId };
+      if (reason) frame.reason = reason;
+      this.transport.sendText(JSON.stringify(frame));
+    } else {
+      this.outbox = this.outbox.filter((frame) => frame.invocationId !== invocationId);
+    }
+    call.reject(cancelledError(signal));
+  }
+
+  /** Forget a pending call: its timer and its abort listener. */
+  private drop(invocationId: string, call: PendingCall): void {
+    this.pending.delete(invocationId);
+    clearTimeout(call.timer);
+    if (call.onAbort) call.signal?.removeEventListener('abort', call.onAbort);
+  }
+
   settle(message: InvocationResult): void {
     const call = this.pending.get(message.invocation_id);
     if (!call) return; // timed out already, or not ours
-    this.pending.delete(message.invocation_id);
-    clearTimeout(call.timer);
+    this.drop(message.invocation_id, call);
     if (message.error) call.reject(EngError.from(message.error));
     else call.resolve(message.result);
   }
@@ -92,8 +129,7 @@ export class Calls {
   connectionClosed(): void {
     for (const [id, call] of this.pending) {
       if (!call.sent) continue;
-      this.pending.delete(id);
-      clearTimeout(call.timer);
+      this.drop(id, call);
       call.reject(new EngError(ErrorCode.InvocationStopped, 'the connection to the engine closed before the result arrived'));
     }
   }
@@ -102,6 +138,7 @@ export class Calls {
   abandon(error: EngError): void {
     for (const call of this.pending.values()) {
       clearTimeout(call.timer);
+      if (call.onAbort) call.signal?.removeEventListener('abort', call.onAbort);
       call.reject(error);
     }
     this.pending.clear();
@@ -116,12 +153,24 @@ export class Calls {
       if (this.droppedFrames++ % 1000 === 0) this.logger.warn(`engine unreachable: ${MAX_QUEUED_FRAMES} calls queued, dropping the oldest`);
       const call = dropped.invocationId ? this.pending.get(dropped.invocationId) : undefined;
       if (call && dropped.invocationId) {
-        this.pending.delete(dropped.invocationId);
-        clearTimeout(call.timer);
+        this.drop(dropped.invocationId, call);
         call.reject(new EngError(ErrorCode.NotConnected, 'not connected to the engine: the send queue is full'));
       }
     }
     this.outbox.push(frame);
     return false;
   }
+}
+
+/** What a cancelled call rejects with. */
+function cancelledError(signal: AbortSignal): EngError {
+  const reason = reasonText(signal.reason);
+  return new EngError(ErrorCode.InvocationCancelled, reason ? `invocation cancelled: ${reason}` : 'invocation cancelled');
+}
+
+/** An abort reason as a short text for the engine (an AbortError's default says nothing). */
+function reasonText(reason: unknown): string | undefined {
+  if (reason === undefined || (reason instanceof Error && reason.name === 'AbortError')) return undefined;
+  const text = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : undefined;
+  return text ? text.slice(0, 1024) : undefined;
 }

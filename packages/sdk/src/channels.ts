@@ -65,6 +65,7 @@ export class ChannelWriter implements ChannelEnd {
   private failure?: EngError;
   private closed = false;
   private readonly closedWaiters: (() => void)[] = [];
+  private readonly closeListeners = new Set<() => void>();
   private tail: Promise<void> = Promise.resolve();
   private ending?: Promise<void>;
 
@@ -72,6 +73,20 @@ export class ChannelWriter implements ChannelEnd {
     private readonly host: ChannelHost,
     readonly ref: ChannelRef,
   ) {}
+
+  /**
+   * Called once when the channel's socket closes, whoever closed it: the engine closes a writer
+   * whose reader went away (an HTTP client that disconnected from a streamed response), so a
+   * writer learns of it without waiting for its next write to fail. Returns a remover.
+   */
+  onClose(listener: () => void): () => void {
+    if (this.closed) {
+      queueMicrotask(listener);
+      return () => {};
+    }
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
 
   write(data: Uint8Array | string): Promise<void> {
     const bytes = typeof data === 'string' ? encoder.encode(data) : data;
@@ -158,6 +173,14 @@ export class ChannelWriter implements ChannelEnd {
           this.host.untrack(this);
           reject(this.failure);
           for (const waiter of this.closedWaiters.splice(0)) waiter();
+          for (const listener of this.closeListeners) {
+            try {
+              listener();
+            } catch (err) {
+              this.host.logger.warn(`channel ${this.ref.channel_id}: onClose listener threw`, err);
+            }
+          }
+          this.closeListeners.clear();
         },
       };
       try {

@@ -306,7 +306,7 @@ export class EngClient {
       this.calls.fire(text);
       return Promise.resolve(undefined as T);
     }
-    return this.calls.request<T>(invocationId, text, request.timeoutMs ?? this.invocationTimeoutMs);
+    return this.calls.request<T>(invocationId, text, request.timeoutMs ?? this.invocationTimeoutMs, request.signal);
   }
 
   /**
@@ -399,6 +399,9 @@ export class EngClient {
         return;
       case 'invokefunction':
         void this.inbound.execute(message);
+        return;
+      case 'cancelinvocation':
+        this.inbound.cancel(message.invocation_id, message.reason ?? undefined);
         return;
       case 'registertrigger':
         void this.inbound.provideTrigger(message);

@@ -64,7 +64,56 @@ function callerOf(data: unknown): string | undefined {
   return typeof caller === 'string' ? caller : undefined;
 }
 
+/**
+ * One running invocation's cancellation: the AbortController is made only when the handler reads
+ * `ctx.signal` (most never do), and a cancel that came first gives it an aborted one.
+ */
+class RunningCall {
+  controller?: AbortController;
+  cancelled = false;
+  reason?: string;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort(this.abortReason());
+    }
+    return this.controller.signal;
+  }
+
+  cancel(reason: string | undefined): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.reason = reason;
+    this.controller?.abort(this.abortReason());
+  }
+
+  private abortReason(): EngError {
+    return new EngError(ErrorCode.InvocationCancelled, this.reason ? `cancelled by the caller: ${this.reason}` : 'cancelled by the caller');
+  }
+}
+
+/** What a handler is told about its call; `signal` is made on first read. */
+class CallContext implements InvocationContext {
+  constructor(
+    readonly invocationId: string | undefined,
+    readonly functionId: string,
+    readonly metadata: unknown,
+    readonly traceparent: string | undefined,
+    readonly baggage: string | undefined,
+    readonly callerWorkerId: string | undefined,
+    readonly log: WorkerLogger,
+    private readonly running: RunningCall,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.running.signal;
+  }
+}
+
 export class Inbound {
+  /** Invocations running here, by id, so a `cancelinvocation` reaches the handler's signal. */
+  private readonly running = new Map<string, RunningCall>();
   /** Bindings our providers accepted, so `unregistertrigger` can pass the real function_id and config. */
   private readonly bindings = new Map<string, ProvidedBinding>();
   private readonly warnedTriggers = new Set<string>();
@@ -92,15 +141,21 @@ export class Inbound {
       if (caller) span.setAttribute('eng.caller.worker_id', caller);
       if (this.host.tracer?.payloads) span.addEvent('eng.invocation.input', { 'eng.payload': payloadPreview(data) });
     }
-    const ctx: InvocationContext = {
-      invocationId: message.invocation_id ?? undefined,
+    const invocationId = message.invocation_id ?? undefined;
+    const running = new RunningCall();
+    // a repeated id (a misbehaving engine) keeps the first call's entry
+    const tracked = invocationId !== undefined && !this.running.has(invocationId);
+    if (tracked) this.running.set(invocationId, running);
+    const ctx = new CallContext(
+      invocationId,
       functionId,
-      metadata: message.metadata,
-      traceparent: active?.traceparent ?? message.traceparent ?? undefined,
-      baggage: message.baggage ?? undefined,
-      callerWorkerId: callerOf(data),
-      log: this.host.workerLogger(active),
-    };
+      message.metadata,
+      active?.traceparent ?? message.traceparent ?? undefined,
+      message.baggage ?? undefined,
+      callerOf(data),
+      this.host.workerLogger(active),
+      running,
+    );
     let outcome: { result?: unknown; error?: ErrorBody };
     try {
       const input = resolveChannelRefs(data, this.host.channelHost);
@@ -115,7 +170,20 @@ export class Inbound {
       if (message.invocation_id) this.host.logger.debug(`function ${functionId} failed: ${describe(err)}`);
       else this.host.logger.warn(`function ${functionId} failed: ${describe(err)}`);
     }
+    if (tracked) this.running.delete(invocationId);
+    // a cancelled call was answered by the engine already: nobody waits for this result
+    if (running.cancelled) return;
     this.reply(message, outcome, active?.traceparent);
+  }
+
+  /** eng's `cancelinvocation`: the caller gave up a call running here. Unknown ids are ignored. */
+  cancel(invocationId: string, reason: string | undefined): void {
+    const running = this.running.get(invocationId);
+    if (!running) {
+      this.host.logger.debug(`cancel for invocation ${invocationId} ignored: not running here`);
+      return;
+    }
+    running.cancel(reason);
   }
 
   private reply(message: InvokeFunction, outcome: { result?: unknown; error?: ErrorBody }, traceparent?: string): void {

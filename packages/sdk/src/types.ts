@@ -58,6 +58,12 @@ export interface InvocationContext {
   callerWorkerId?: string;
   /** Logs bound to this invocation's span (they carry its trace_id and span_id). */
   log: WorkerLogger;
+  /**
+   * Aborts when the caller cancels the call (eng's `cancelinvocation`, sent by an @eng/sdk caller's
+   * `signal`, eng-mcp for a cancelled tool call or task). The caller has its answer by then; what
+   * the handler returns afterwards is not sent. Never aborts on an iii engine, which has no cancel.
+   */
+  readonly signal: AbortSignal;
 }
 
 export type FunctionHandler<TInput = unknown, TOutput = unknown> = (input: TInput, ctx: InvocationContext) => TOutput | Promise<TOutput>;
@@ -124,6 +130,12 @@ export interface TriggerRequest {
   /** W3C trace context to send; default: the current span's, else a new trace (so the caller knows its id). */
   traceparent?: string;
   baggage?: string;
+  /**
+   * Cancels the call when it aborts: the promise rejects with `invocation_cancelled`, and an eng
+   * engine ends the invocation and tells the executing worker (its handler's `ctx.signal`). An iii
+   * engine ignores the cancel: the function runs on there and its result is discarded.
+   */
+  signal?: AbortSignal;
 }
 
 export interface CallOptions {
@@ -131,6 +143,7 @@ export interface CallOptions {
   metadata?: unknown;
   traceparent?: string;
   baggage?: string;
+  signal?: AbortSignal;
 }
 
 export interface ClientEvents {

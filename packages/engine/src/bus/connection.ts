@@ -224,6 +224,14 @@ export class WorkerConnection implements WorkerPeer {
         core.invoker.complete(message.invocation_id, outcome, this.id);
         return;
       }
+      case 'cancelinvocation':
+        // eng's frame (protocol messages.ts): only a call this connection made, and still waits on
+        if (!core.invoker.cancel(message.invocation_id, this.id, message.reason ?? undefined)) {
+          this.log.debug(`cancel from worker ${this.id} ignored: no call of its own under that id`, {
+            invocation_id: message.invocation_id,
+          });
+        }
+        return;
       case 'registerfunction': {
         const entry = {
           id: message.id,

@@ -273,7 +273,7 @@ export class BusSession {
   outgoing(frame: object | string | Buffer): object | string | Buffer {
     if (typeof frame === 'string' || Buffer.isBuffer(frame)) return frame;
     const f = frame as { type?: string; function_id?: string; trigger_type?: string };
-    if (f.type === 'invokefunction' && f.function_id && this.toWorker.size) {
+    if ((f.type === 'invokefunction' || f.type === 'cancelinvocation') && f.function_id && this.toWorker.size) {
       const mine = this.toWorker.get(f.function_id);
       if (mine !== undefined && mine !== f.function_id) return { ...f, function_id: mine };
     } else if ((f.type === 'registertrigger' || f.type === 'unregistertrigger') && f.trigger_type && this.typeToWorker.size) {

@@ -53,6 +53,12 @@ export class Core {
     readonly version: string,
   ) {
     this.invoker = new Invoker(this.functions, this.workers, log.child('invoke'));
+    // eng's cancelinvocation (protocol messages.ts): the executing worker hears it; iii SDKs ignore it
+    this.invoker.onCancel = (executorWorkerId, invocationId, functionId, reason) => {
+      const frame: Record<string, unknown> = { type: 'cancelinvocation', invocation_id: invocationId, function_id: functionId };
+      if (reason) frame.reason = reason;
+      this.workers.get(executorWorkerId)?.peer.send(frame);
+    };
   }
 
   // ── workers ──────────────────────────────────────────────────────────────

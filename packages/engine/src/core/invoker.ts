@@ -236,9 +236,22 @@ const RESOLVED = Promise.resolve();
 const STOPPED: ErrorBody = { code: ErrorCode.InvocationStopped, message: 'Invocation stopped' };
 const CALLER_GONE: ErrorBody = { code: ErrorCode.InvocationStopped, message: 'Invocation abandoned: the caller disconnected' };
 
+/** A forwarded call (`engine::functions::invoke`) in flight: its caller, and the call it became. */
+interface ForwardLink {
+  callerWorkerId: string | undefined;
+  innerInvocationId: string;
+}
+
+/** Told when a call a worker was executing is cancelled (the bus sends the worker a `cancelinvocation`). */
+export type CancelNotice = (executorWorkerId: string, invocationId: string, functionId: string, reason: string | undefined) => void;
+
 /** Routes invocations to in-process handlers or to the owning bus worker, and matches results. */
 export class Invoker {
   private readonly pending = new Map<string, Pending>();
+  /** Forwarding calls by their own invocation id, so cancelling one cancels the call it became. */
+  private readonly forwards = new Map<string, ForwardLink>();
+  /** Set by the bus: how an executing worker hears that its call was cancelled. */
+  onCancel?: CancelNotice;
   readonly observers: InvocationObserver[] = [];
   /**
    * Observers (engine spans, metrics) run after the caller has its outcome: the duration is taken
@@ -432,7 +445,10 @@ export class Invoker {
   /** Finish with a handler's result (a result that cannot be read as JSON text fails the call). */
   private finishWith(call: CallRecord, target: Settle | null, result: unknown): void {
     if (result instanceof Forward) {
-      this.dispatch(result.functionId, result.payload, result.options, new ForwardSettle(this, call, target));
+      // the inner call's id is known before dispatch so that cancelling the outer call finds it
+      const innerId = result.options.invocationId ?? newUuid();
+      this.forwards.set(call.invocationId, { callerWorkerId: call.callerWorkerId, innerInvocationId: innerId });
+      this.dispatch(result.functionId, result.payload, { ...result.options, invocationId: innerId }, new ForwardSettle(this, call, target));
       return;
     }
     let outcome: InvokeOutcome;
@@ -492,6 +508,39 @@ export class Invoker {
     if (executor && executor.activeInvocations > 0) executor.activeInvocations--;
     this.finish(pending.call, pending.target, outcome);
     return true;
+  }
+
+  /**
+   * eng's `cancelinvocation` (not iii's: messages.ts): the caller `byWorkerId` gives up a call it
+   * made. The call ends now with `invocation_cancelled` (its engine span says so) and its executor
+   * is told, under the invocation id it was sent; a late result is dropped as unknown. A forwarding
+   * call cancels the call it became. Only the worker that made a call may cancel it: an id read from
+   * a trace cancels nothing. False when there was nothing of the caller's to cancel.
+   */
+  cancel(invocationId: string, byWorkerId: string | undefined, reason?: string): boolean {
+    const link = this.forwards.get(invocationId);
+    if (link) {
+      if (link.callerWorkerId !== byWorkerId) return false;
+      return this.cancel(link.innerInvocationId, byWorkerId, reason);
+    }
+    const pending = this.pending.get(invocationId);
+    if (!pending || pending.call.callerWorkerId !== byWorkerId) return false;
+    const { executorWorkerId, functionId } = pending.call;
+    const message = reason ? `Invocation cancelled by its caller: ${reason}` : 'Invocation cancelled by its caller';
+    this.complete(invocationId, { ok: false, error: { code: ErrorCode.InvocationCancelled, message } });
+    if (executorWorkerId) {
+      try {
+        this.onCancel?.(executorWorkerId, invocationId, functionId, reason);
+      } catch (err) {
+        this.log.warn(`cancel of ${functionId} not sent to worker ${executorWorkerId}: ${(err as Error).message}`);
+      }
+    }
+    return true;
+  }
+
+  /** A forwarding call ended: nothing left to cancel under its id. */
+  forwardEnded(call: CallRecord): void {
+    this.forwards.delete(call.invocationId);
   }
 
   /**
@@ -630,6 +679,7 @@ class ForwardSettle implements Settle {
     this.takesJson = target?.takesJson === true;
   }
   settle(outcome: InvokeOutcome): void {
+    this.invoker.forwardEnded(this.call);
     this.invoker.finish(this.call, this.target, forwardedOutcome(outcome));
   }
 }

@@ -4,6 +4,7 @@ import { classify, errorMessage, INVALID_REQUEST, isResponse, PARSE_ERROR, reada
 import {
   claimedVersion,
   HEADER_MISMATCH,
+  listenRefusal,
   MODERN_METHODS,
   type ModernIo,
   type ModernServer,
@@ -196,6 +197,10 @@ export class ModernHttp {
       signal: abort.signal,
       notify: (message) => open()?.raw(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
     };
+    if (request.method === 'subscriptions/listen') {
+      const refusal = listenRefusal(request);
+      if (refusal) return refuse(request.id, refusal);
+    }
     if (request.method === 'subscriptions/listen' && !open()) {
       return refuse(request.id, {
         status: 406,

@@ -23,7 +23,13 @@ export class SseStream {
     private readonly writer: ChannelWriter,
     /** Called once when the stream ends, by us or because the client went away. */
     private readonly onGone: () => void,
-  ) {}
+  ) {
+    // the engine closes the channel when the HTTP client disconnects: that is a cancel, known now
+    // rather than at the next write (a keepalive may be 15 s away)
+    writer.onClose(() => {
+      if (!this.closed) this.gone();
+    });
+  }
 
   get isOpen(): boolean {
     return !this.closed;
