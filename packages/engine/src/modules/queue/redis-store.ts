@@ -14,7 +14,7 @@ import {
   type RedisQueueAdapter,
   SubscriberTriggerConfigSchema,
 } from './config.ts';
-import { type DeliveryDeps, deliverOnce, worthAScan } from './dispatcher.ts';
+import { type DeliveryDeps, type DeliveryVerdict, deliverOnce } from './dispatcher.ts';
 import { BROKER, groupOf, type MessageContext, type TopicRow } from './service.ts';
 import { DuplicateMessageError, type MessageKind, type NewMessage, type StoredMessage, topicLaneKey } from './store.ts';
 
@@ -314,6 +314,14 @@ interface Part {
   scheduled: boolean;
   claiming: boolean;
   again: boolean;
+  /**
+   * The partition may hold messages this engine could claim: set by every wake-up (a message stored
+   * that was not claimed on the way, another engine's wake, a timer), cleared when a claim of a
+   * standard partition comes back with fewer than it asked for. While set, every finished delivery
+   * claims again, and enqueues do not try to claim on the way (they would take slots from the
+   * backlog's claim and jump ahead of it).
+   */
+  wanted: boolean;
   timer: NodeJS.Timeout | null;
   timerAt: number;
 }
@@ -415,7 +423,7 @@ export class RedisQueueBroker implements QueueBroker {
     const part = this.part(queuePartKey(message.name, message.functionId));
     const settings = this.settings(part);
     // this engine serves it and has a free slot: take it in the same round trip (see INSERT)
-    const fast = !this.stopped && this.serves(part) && !settings.fifo && part.inflight.size < settings.concurrency;
+    const fast = !this.stopped && !part.wanted && this.serves(part) && !settings.fifo && part.inflight.size < settings.concurrency;
     const token = fast ? `${this.engineId}/${++this.tokenSeq}` : '';
     if (fast) part.inflight.set(message.id, token);
     let claimed = false;
@@ -599,6 +607,7 @@ export class RedisQueueBroker implements QueueBroker {
         scheduled: false,
         claiming: false,
         again: false,
+        wanted: true,
         timer: null,
         timerAt: 0,
       };
@@ -625,6 +634,7 @@ export class RedisQueueBroker implements QueueBroker {
 
   private schedule(part: Part): void {
     if (this.stopped) return;
+    part.wanted = true;
     if (part.claiming) {
       part.again = true;
       return;
@@ -670,6 +680,8 @@ export class RedisQueueBroker implements QueueBroker {
     }
     if (this.stopped) return;
     const nextDue = Number(reply[0]);
+    // fewer than asked: nothing more is ready now (FIFO: groups held by deliveries may free up)
+    if (!settings.fifo && (reply.length - 1) / 3 < free) part.wanted = part.again;
     for (let i = 1; i + 2 < reply.length; i += 3) {
       const id = reply[i] as string;
       const body = JSON.parse(reply[i + 1] as string) as Body;
@@ -701,14 +713,18 @@ export class RedisQueueBroker implements QueueBroker {
   }
 
   private deliver(part: Part, settings: LaneSettings, message: StoredMessage, token: string): void {
-    this.settle(part, settings, message, token).then(
-      () => {
+    deliverOnce(this.deps, settings, message)
+      .then((verdict) => {
+        // the handler is done: its slot is free while the outcome is written (the write goes out
+        // before the next claim on the same connection, so that claim sees it: a FIFO group's lock)
         part.inflight.delete(message.id);
-        // one claim per batch of finished deliveries (see worthAScan)
-        if (worthAScan(settings, part.inflight.size)) this.schedule(part);
-        else this.arm(part, Date.now() + settings.pollIntervalMs);
-      },
-      (err: unknown) => {
+        const written = this.settle(part, settings, message, token, verdict);
+        // more is waiting: claim now, or right after the claim in progress (which coalesces the
+        // deliveries that finish meanwhile: one claim per round trip, not one per message)
+        if (part.wanted || settings.fifo) this.schedule(part);
+        return written;
+      })
+      .catch((err: unknown) => {
         part.inflight.delete(message.id);
         if (this.stopped) return;
         // its lease runs out and an engine takes it again
@@ -718,12 +734,11 @@ export class RedisQueueBroker implements QueueBroker {
           error: (err as Error).message,
         });
         this.arm(part, Date.now() + STORE_ERROR_PAUSE_MS);
-      },
-    );
+      });
   }
 
-  private async settle(part: Part, settings: LaneSettings, message: StoredMessage, token: string): Promise<void> {
-    const verdict = await deliverOnce(this.deps, settings, message);
+  /** Record a delivery's outcome: ack, hand back, retry with backoff, or dead letter. */
+  private async settle(part: Part, settings: LaneSettings, message: StoredMessage, token: string, verdict: DeliveryVerdict): Promise<void> {
     if (verdict.kind === 'ack') {
       await this.redis.engqAck(this.prefix, message.id, message.name);
       return;
