@@ -179,19 +179,28 @@ table.insert(out, 1, tostring(nextDue))
 return out
 `;
 
-/** ARGV: P, id, name. Delivered: gone from wherever it is (the DLQ included), counted. */
+/**
+ * ARGV: P, n, then n pairs id, name. Delivered: each is gone from wherever it is (the DLQ included)
+ * and counted. The acknowledgements of one turn go in one call.
+ */
 const ACK = `${MESSAGE_FIELDS}
-local id, name = ARGV[2], ARGV[3]
-local f = redis.call('HMGET', mkey(id), 'part', 'group')
-if not f[1] then return 0 end
-redis.call('ZREM', pkey(f[1], 'inflight'), id)
-redis.call('ZREM', pkey(f[1], 'pending'), id)
-redis.call('ZREM', pkey(f[1], 'delayed'), id)
-redis.call('ZREM', P .. 'dlq:' .. name, id)
-unlock(f[1], id, f[2])
-redis.call('DEL', mkey(id))
-redis.call('HINCRBY', P .. 'cnt:' .. name, 'delivered', 1)
-return 1
+local n = tonumber(ARGV[2])
+local done = 0
+for i = 0, n - 1 do
+  local id, name = ARGV[3 + i * 2], ARGV[4 + i * 2]
+  local f = redis.call('HMGET', mkey(id), 'part', 'group')
+  if f[1] then
+    redis.call('ZREM', pkey(f[1], 'inflight'), id)
+    redis.call('ZREM', pkey(f[1], 'pending'), id)
+    redis.call('ZREM', pkey(f[1], 'delayed'), id)
+    redis.call('ZREM', P .. 'dlq:' .. name, id)
+    unlock(f[1], id, f[2])
+    redis.call('DEL', mkey(id))
+    redis.call('HINCRBY', P .. 'cnt:' .. name, 'delivered', 1)
+    done = done + 1
+  end
+end
+return done
 `;
 
 /** ARGV: P, id, name, token, attempts, readyAt, error, fifo. Failed, retried at readyAt (only the claim holder may). */
@@ -364,6 +373,8 @@ export class RedisQueueBroker implements QueueBroker {
   private readonly timers: NodeJS.Timeout[] = [];
   private tokenSeq = 0;
   private stopped = false;
+  private pendingAcks: Array<{ id: string; name: string; resolve: () => void; reject: (err: unknown) => void }> = [];
+  private acksScheduled = false;
 
   constructor(private readonly deps: RedisBrokerDeps) {
     const url = deps.adapter.redis_url;
@@ -658,6 +669,7 @@ export class RedisQueueBroker implements QueueBroker {
     if (free <= 0) return;
     part.claiming = true;
     part.again = false;
+    this.flushAcks();
     const token = `${this.engineId}/${++this.tokenSeq}`;
     const now = Date.now();
     let reply: string[];
@@ -740,7 +752,7 @@ export class RedisQueueBroker implements QueueBroker {
   /** Record a delivery's outcome: ack, hand back, retry with backoff, or dead letter. */
   private async settle(part: Part, settings: LaneSettings, message: StoredMessage, token: string, verdict: DeliveryVerdict): Promise<void> {
     if (verdict.kind === 'ack') {
-      await this.redis.engqAck(this.prefix, message.id, message.name);
+      await this.ack(message.id, message.name);
       return;
     }
     if (verdict.kind === 'requeue') {
@@ -761,6 +773,36 @@ export class RedisQueueBroker implements QueueBroker {
     const readyAt = Date.now() + backoffDelay(settings.backoffMs, attempts);
     await this.redis.engqRetry(this.prefix, message.id, message.name, token, attempts, readyAt, verdict.error, settings.fifo ? '1' : '0');
     this.arm(part, readyAt);
+  }
+
+  /** Acknowledge a delivery with the others of this turn, in one call (see ACK). */
+  private ack(id: string, name: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pendingAcks.push({ id, name, resolve, reject });
+      if (this.acksScheduled) return;
+      this.acksScheduled = true;
+      setImmediate(() => {
+        this.acksScheduled = false;
+        this.flushAcks();
+      });
+    });
+  }
+
+  /** Send the acknowledgements waiting; a claim calls it first, so it sees them (a FIFO group's lock). */
+  private flushAcks(): void {
+    const batch = this.pendingAcks;
+    if (batch.length === 0) return;
+    this.pendingAcks = [];
+    const args: Array<string | number> = [this.prefix, batch.length];
+    for (const a of batch) args.push(a.id, a.name);
+    this.redis.engqAck(...args).then(
+      () => {
+        for (const a of batch) a.resolve();
+      },
+      (err: unknown) => {
+        for (const a of batch) a.reject(err);
+      },
+    );
   }
 
   private heartbeat(): void {
@@ -918,6 +960,7 @@ export class RedisQueueBroker implements QueueBroker {
       if (part.timer) clearTimeout(part.timer);
       if (part.forgetTimer) clearTimeout(part.forgetTimer);
     }
+    this.flushAcks();
     // what this engine still runs is handed back at once (its answers, if they come, still ack it)
     const pipeline = this.redis.pipeline();
     for (const part of this.parts.values()) {
