@@ -75,10 +75,14 @@ export class Dispatcher {
     return this.lanes.values();
   }
 
-  /** Store messages durably, then wake their lanes. Resolves only after the write is durable. */
+  /**
+   * Store messages durably, then wake their lanes. Resolves only after the write is durable. The
+   * scan runs in a microtask: the wake-ups of one commit still coalesce, and a new message is on its
+   * way to its handler before the enqueue's receipt goes out rather than a loop turn later.
+   */
   async accept(lanes: Lane[], messages: NewMessage[]): Promise<void> {
     await this.deps.store.insert(messages);
-    for (const lane of lanes) this.schedule(lane);
+    for (const lane of lanes) this.schedule(lane, true);
   }
 
   setActive(lane: Lane, active: boolean): void {
@@ -96,12 +100,16 @@ export class Dispatcher {
     for (const lane of this.lanes.values()) this.schedule(lane);
   }
 
-  /** Coalesce wake-ups of one turn into a single scan. */
-  schedule(lane: Lane): void {
+  /**
+   * Coalesce wake-ups into a single scan: those of one loop turn (the deliveries that finished in
+   * it), or with `soon` those of the current microtask queue (see accept).
+   */
+  schedule(lane: Lane, soon = false): void {
     lane.wanted = true;
     if (lane.scheduled || this.stopped) return;
     lane.scheduled = true;
-    queueMicrotask(() => this.pump(lane));
+    if (soon) queueMicrotask(() => this.pump(lane));
+    else setImmediate(() => this.pump(lane));
   }
 
   stop(): void {

@@ -118,6 +118,10 @@ export class RabbitQueueBroker implements QueueBroker {
   /** Open the connection and its channels; consumers that should run start again. */
   private async connect(): Promise<void> {
     const connection = await connect(this.deps.adapter.amqp_url, { noDelay: true });
+    // at once: an 'error' without a listener would end the process, and a close during the setup
+    // below must not go unnoticed (connectionLost ignores a connection that is not the current one)
+    connection.on('error', (err: Error) => this.deps.log.error('rabbitmq connection error', { error: err.message }));
+    connection.on('close', () => this.connectionLost(connection));
     try {
       const pub = await connection.createConfirmChannel();
       const consume = await connection.createChannel();
@@ -139,8 +143,6 @@ export class RabbitQueueBroker implements QueueBroker {
       await connection.close().catch(() => {});
       throw err;
     }
-    connection.on('error', (err: Error) => this.deps.log.error('rabbitmq connection error', { error: err.message }));
-    connection.on('close', () => this.connectionLost(connection));
     this.lostSince = null;
     this.reconnectDelay = RECONNECT_MIN_MS;
     for (const c of this.consumers.values()) {
@@ -370,7 +372,8 @@ export class RabbitQueueBroker implements QueueBroker {
     if (c.tag || c.starting || this.stopped || !this.connection) return;
     // a start that outlives its connection must not mark the consumer started on the next one
     const ch = this.consume;
-    const starting: Promise<void> = (async () => {
+    let starting!: Promise<void>;
+    starting = (async () => {
       if (c.kind === 'queue') await this.declareFunctionQueue(c.name, c.functionId);
       else {
         // after a reconnect the broker may be a new one: the subscriber's queue and binding again
