@@ -4,14 +4,17 @@
  * the same flow with nothing between producer and consumer but the broker.
  *
  *   node --import tsx bench/queue.ts [--rounds 3] [--seconds 2] [--latency 300] [--inflight 100]
- *                                    [--adapters sqlite,redis,rabbitmq]
+ *                                    [--adapters sqlite,redis,rabbitmq] [--diag 1]
+ *
+ * --diag 1 prints, for each throughput phase, the CPU share and CPU per message of this process, the
+ * engine and redis-server, and streams the engine's log to stderr.
  *
  * Engine path: an @eng/sdk client in this process enqueues (`TriggerAction.Enqueue`) to a queue of
  * an engine (its own process) whose eng-queue uses the adapter; an @eng/sdk worker in this process
  * serves the function. Floors, in this process too:
  *   sqlite   better-sqlite3 (WAL, synchronous=FULL, as the engine's store): inserts of one turn in one
  *            transaction, a consumer that selects what is ready, runs the handler, deletes in one
- *            transaction;
+ *            transaction (without its own fsync, as the engine commits acknowledgements);
  *   redis    ioredis: XADD to a stream; a consumer on its own connection XREADGROUP BLOCK … COUNT 100,
  *            runs the handler, XACK;
  *   rabbitmq amqplib: publish persistent to a durable queue on a confirm channel (wait for the
@@ -27,8 +30,8 @@
  * rabbitmq-server are started by hand on free ports (as the tests do); the machine's cores are shared
  * by the broker, the engine and this process.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, TriggerAction } from '@eng/sdk';
 import amqp from 'amqplib';
@@ -46,13 +49,22 @@ const SECONDS = Number(args.get('seconds') ?? 2);
 const LATENCY_N = Number(args.get('latency') ?? 300);
 const IN_FLIGHT = Number(args.get('inflight') ?? 100);
 const ADAPTERS = (args.get('adapters') ?? 'sqlite,redis,rabbitmq').split(',') as Adapter[];
+const DIAG = args.has('diag');
 type Adapter = 'sqlite' | 'redis' | 'rabbitmq';
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const payload = (t0: number, i: number) => ({ t0, i, order: `ord-${i}`, items: [1, 2, 3], note: 'x'.repeat(40) });
 type Payload = ReturnType<typeof payload>;
 
+/** CPU seconds a process has used (utime + stime from /proc, 10 ms ticks). */
+function procCpu(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 /** One way to run the flow: enqueue(data) resolves when the broker holds it; onHandle sees each handled message. */
 interface Target {
+  /** The engine's process, for --diag's CPU figures. */
+  pid?: number | undefined;
   enqueue(data: Payload): Promise<unknown>;
   onHandle: (data: Payload) => void;
   close(): Promise<void>;
@@ -90,9 +102,24 @@ async function measure(target: Target): Promise<Figures> {
   };
   const started = performance.now();
   const before = handled;
+  const cpu0 = process.cpuUsage();
+  const e0 = target.pid ? procCpu(target.pid) : 0;
+  const b0 = brokerPid ? procCpu(brokerPid) : 0;
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
   const elapsed = (performance.now() - started) / 1000;
   const rate = (handled - before) / elapsed;
+  if (DIAG) {
+    // where the CPU went during the throughput phase: this process (producer, worker or floor), the
+    // engine, redis-server; a figure far below 100% on every process means something waits
+    const n = Math.max(1, handled - before);
+    const own = process.cpuUsage(cpu0);
+    const engine = target.pid ? procCpu(target.pid) - e0 : null;
+    const broker = brokerPid ? procCpu(brokerPid) - b0 : null;
+    const share = (cpu: number | null) => (cpu === null ? '-' : `${fmt((cpu / elapsed) * 100, 0)}% (${fmt((cpu * 1e6) / n, 0)} µs/msg)`);
+    process.stderr.write(
+      `\n[diag] ${fmt(rate, 0)} msgs/s; CPU: bench ${share((own.user + own.system) / 1e6)}, engine ${share(engine)}, redis ${share(broker)}\n`,
+    );
+  }
   // let the backlog drain before the next measurement
   const drainUntil = performance.now() + 30_000;
   while (handled < sent && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 20));
@@ -144,9 +171,12 @@ function sqliteFloor(file: string): Target {
       if (rows.length === 0) return;
       for (const r of rows) inflight.add(r.id);
       for (const r of rows) target.onHandle(JSON.parse(r.data) as Payload);
+      // as the engine acknowledges: removals commit without their own fsync (the next insert's has them)
+      db.pragma('synchronous = NORMAL');
       db.transaction(() => {
         for (const r of rows) remove.run(r.id);
       })();
+      db.pragma('synchronous = FULL');
       inflight = new Set([...inflight].filter((id) => !rows.some((r) => r.id === id)));
       consume();
     });
@@ -217,11 +247,13 @@ async function engineTarget(adapterYaml: string, dir: string): Promise<Target & 
     `workers:\n  - name: eng-worker-manager\n    config:\n      port: 0\n  - name: eng-queue\n    config:\n      adapter: ${adapterYaml}\n      queue_configs:\n        bench: { concurrency: ${IN_FLIGHT} }\n`,
   );
   const engine = await spawnTs(ENG_CLI, ['start', '-c', config, '--data-dir', join(dir, `data-${Date.now()}`)], /eng: ready (.*)\n/);
+  if (DIAG) engine.child.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
   const busUrl = (JSON.parse(engine.match[1] as string) as { bus: { url: string } }).bus.url;
   const worker = connect(busUrl, { name: 'bench-queue-worker', logger: quiet });
   const producer = connect(busUrl, { name: 'bench-queue-producer', logger: quiet });
   await Promise.all([worker.ready({ timeoutMs: 10_000 }), producer.ready({ timeoutMs: 10_000 })]);
   const call: Target = {
+    pid: engine.child.pid,
     onHandle: () => {},
     enqueue: (data) => producer.trigger({ function_id: 'bench::call', payload: data }),
     async close() {},
@@ -257,6 +289,7 @@ async function engineTarget(adapterYaml: string, dir: string): Promise<Target & 
 
 const dir = mkdtempSync(join(tmpdir(), 'eng-bench-queue-'));
 const redis = ADAPTERS.includes('redis') ? await startRedis() : null;
+const brokerPid: number | undefined = redis?.process.pid;
 const rabbit = ADAPTERS.includes('rabbitmq') ? await startRabbit() : null;
 const results = new Map<string, Figures[]>();
 const rows: Array<Record<string, string>> = [];
@@ -325,7 +358,11 @@ try {
   await rabbit?.stop();
 }
 console.log(
-  `\nqueue: enqueue → handler, ${ROUNDS} rounds, medians; latency: ${LATENCY_N} messages one at a time; throughput: ${IN_FLIGHT} enqueues in flight for ${SECONDS} s\n`,
+  `\nqueue: enqueue → handler, ${ROUNDS} rounds, medians; load average ${loadavg()
+    .map((l) => fmt(l, 1))
+    .join(
+      ' ',
+    )} on ${cpus().length} cores; latency: ${LATENCY_N} messages one at a time; throughput: ${IN_FLIGHT} enqueues in flight for ${SECONDS} s\n`,
 );
 console.log(table(rows));
 process.exit(missed ? 1 : 0);

@@ -14,6 +14,8 @@ export interface RabbitProcess {
   url: string;
   port: number;
   logs(): string;
+  /** Stop the broker and start it again on the same port with the same data (durable queues and persistent messages survive). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -41,41 +43,38 @@ export async function startRabbit(options: { readyTimeoutMs?: number } = {}): Pr
     ERL_EPMD_PORT: String(epmdPort),
     ERL_EPMD_ADDRESS: '127.0.0.1',
   };
-  // detached: the script and the Erlang VM it starts form one process group, stopped together
-  const child: ChildProcess = spawn(SERVER, [], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let child!: ChildProcess;
   let output = '';
   const stopEpmd = () => spawnSync(EPMD, ['-kill'], { env, stdio: 'ignore', timeout: 5000 });
-  const handle: RabbitProcess = {
-    url: `amqp://guest:guest@127.0.0.1:${port}`,
-    port,
-    logs: () => output,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null && child.pid) {
-        const exited = new Promise<void>((r) => child.once('exit', () => r()));
-        process.kill(-child.pid, 'SIGTERM');
-        const timer = setTimeout(() => {
-          try {
-            process.kill(-(child.pid as number), 'SIGKILL');
-          } catch {
-            // gone
-          }
-        }, 10_000);
-        await exited;
-        clearTimeout(timer);
-      }
-      stopEpmd();
-      rmSync(dir, { recursive: true, force: true });
-    },
+  /** Stop the broker process (its data stays, for a restart). */
+  const halt = async () => {
+    if (child.exitCode === null && child.signalCode === null && child.pid) {
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      process.kill(-child.pid, 'SIGTERM');
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-(child.pid as number), 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }, 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
   };
-  try {
+  const boot = async () => {
+    // detached: the script and the Erlang VM it starts form one process group, stopped together
+    child = spawn(SERVER, [], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let booting = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`rabbitmq-server did not start in time; output:\n${output}`)),
+        () => reject(new Error(`rabbitmq-server did not start in time; output:\n${booting}`)),
         options.readyTimeoutMs ?? 90_000,
       );
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
-        if (/Starting broker\.\.\. completed|Server startup complete/.test(output)) {
+        booting += chunk.toString();
+        if (/Starting broker\.\.\. completed|Server startup complete/.test(booting)) {
           clearTimeout(timer);
           resolve();
         }
@@ -88,9 +87,26 @@ export async function startRabbit(options: { readyTimeoutMs?: number } = {}): Pr
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
-        reject(new Error(`rabbitmq-server exited with code ${code} before it was ready; output:\n${output}`));
+        reject(new Error(`rabbitmq-server exited with code ${code} before it was ready; output:\n${booting}`));
       });
     });
+  };
+  const handle: RabbitProcess = {
+    url: `amqp://guest:guest@127.0.0.1:${port}`,
+    port,
+    logs: () => output,
+    async restart() {
+      await halt();
+      await boot();
+    },
+    async stop() {
+      await halt();
+      stopEpmd();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await boot();
   } catch (err) {
     await handle.stop();
     throw err;

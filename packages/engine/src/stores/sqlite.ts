@@ -8,6 +8,7 @@ type Synchronous = 'full' | 'normal';
 
 interface PendingWrite {
   run: () => unknown;
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -28,6 +29,8 @@ export class SharedDatabase {
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly endReadLater = () => this.endRead();
+  private readonly syncOff: Database.Statement | null;
+  private readonly syncOn: Database.Statement | null;
   refs = 0;
 
   constructor(
@@ -41,6 +44,9 @@ export class SharedDatabase {
     this.db.pragma('busy_timeout = 5000');
     this.begin = this.db.prepare('BEGIN');
     this.commit = this.db.prepare('COMMIT');
+    // a batch of writes that need not survive a power loss commits without its fsync (see write)
+    this.syncOff = synchronous === 'full' ? this.db.prepare('PRAGMA synchronous = NORMAL') : null;
+    this.syncOn = synchronous === 'full' ? this.db.prepare('PRAGMA synchronous = FULL') : null;
   }
 
   /**
@@ -67,9 +73,16 @@ export class SharedDatabase {
     if (this.db.open && this.db.inTransaction) this.commit.run();
   }
 
-  write<T>(run: () => T): Promise<T> {
+  /**
+   * Queue a write for this turn's group commit. `durable: false` is for a write whose loss in a
+   * power cut (not a crash of the process: the WAL is in the OS's hands once committed) is
+   * harmless, e.g. a queue's acknowledgement (the message is delivered again: at-least-once). A
+   * batch of only such writes commits without an fsync; the next durable commit fsyncs the WAL,
+   * and them with it.
+   */
+  write<T>(run: () => T, durable = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ run, durable, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -85,6 +98,8 @@ export class SharedDatabase {
     this.queue = [];
     if (batch.length === 0) return;
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const lazy = this.syncOff !== null && batch.every((item) => !item.durable);
+    if (lazy) this.syncOff?.run();
     try {
       this.db
         .transaction(() => {
@@ -101,6 +116,8 @@ export class SharedDatabase {
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
+    } finally {
+      if (lazy) this.syncOn?.run();
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i] as (typeof outcomes)[number];

@@ -21,6 +21,13 @@ export interface Lane {
   /** Topic lanes deliver only while their subscriber is bound; queue lanes always do. */
   active: boolean;
   readonly inflight: Map<string, StoredMessage>;
+  /** Delivered (or failed), its outcome being written: not delivered again, but not holding a slot. */
+  readonly settling: Set<string>;
+  /**
+   * The lane may hold messages ready to deliver: set by every wake-up, cleared when a scan of a
+   * standard lane finds fewer than it had slots for. While set, every finished delivery scans again.
+   */
+  wanted: boolean;
   scheduled: boolean;
   timer: NodeJS.Timeout | null;
   timerAt: number;
@@ -42,7 +49,19 @@ export class Dispatcher {
   lane(key: string, name: string, kind: MessageKind, settings: LaneSettings, active = true): Lane {
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { key, name, kind, settings, active, inflight: new Map(), scheduled: false, timer: null, timerAt: 0 };
+      lane = {
+        key,
+        name,
+        kind,
+        settings,
+        active,
+        inflight: new Map(),
+        settling: new Set(),
+        wanted: true,
+        scheduled: false,
+        timer: null,
+        timerAt: 0,
+      };
       this.lanes.set(key, lane);
     }
     return lane;
@@ -56,10 +75,14 @@ export class Dispatcher {
     return this.lanes.values();
   }
 
-  /** Store messages durably, then wake their lanes. Resolves only after the write is durable. */
+  /**
+   * Store messages durably, then wake their lanes. Resolves only after the write is durable. The
+   * scan runs in a microtask: the wake-ups of one commit still coalesce, and a new message is on its
+   * way to its handler before the enqueue's receipt goes out rather than a loop turn later.
+   */
   async accept(lanes: Lane[], messages: NewMessage[]): Promise<void> {
     await this.deps.store.insert(messages);
-    for (const lane of lanes) this.schedule(lane);
+    for (const lane of lanes) this.schedule(lane, true);
   }
 
   setActive(lane: Lane, active: boolean): void {
@@ -77,11 +100,16 @@ export class Dispatcher {
     for (const lane of this.lanes.values()) this.schedule(lane);
   }
 
-  /** Coalesce wake-ups of one turn into a single scan. */
-  schedule(lane: Lane): void {
+  /**
+   * Coalesce wake-ups into a single scan: those of one loop turn (the deliveries that finished in
+   * it), or with `soon` those of the current microtask queue (see accept).
+   */
+  schedule(lane: Lane, soon = false): void {
+    lane.wanted = true;
     if (lane.scheduled || this.stopped) return;
     lane.scheduled = true;
-    setImmediate(() => this.pump(lane));
+    if (soon) queueMicrotask(() => this.pump(lane));
+    else setImmediate(() => this.pump(lane));
   }
 
   stop(): void {
@@ -103,13 +131,15 @@ export class Dispatcher {
     const blockedGroups = new Set<string>();
     const picked: StoredMessage[] = [];
     let nextDue = Number.POSITIVE_INFINITY;
-    for (const message of this.deps.store.scanLane(lane.key)) {
+    const busy = (id: string) => lane.inflight.has(id) || lane.settling.has(id);
+    // a FIFO lane reads the messages in flight too: they hold their groups
+    for (const message of this.deps.store.scanLane(lane.key, fifo ? undefined : busy)) {
       const group = fifo ? (message.group ?? '') : null;
       if (group !== null) {
         if (blockedGroups.has(group)) continue;
         blockedGroups.add(group);
       }
-      if (lane.inflight.has(message.id)) continue;
+      if (busy(message.id)) continue;
       // a message waits, without spending retries, until its function is registered (e.g. after a restart)
       if (!this.deps.hasFunction(message.functionId)) continue;
       if (message.readyAt > now) {
@@ -120,7 +150,10 @@ export class Dispatcher {
       if (picked.length >= free) break;
     }
     for (const message of picked) this.deliver(lane, message);
-    if (picked.length < free && nextDue !== Number.POSITIVE_INFINITY) this.arm(lane, nextDue);
+    if (picked.length < free) {
+      if (!fifo) lane.wanted = false;
+      if (nextDue !== Number.POSITIVE_INFINITY) this.arm(lane, nextDue);
+    }
   }
 
   private arm(lane: Lane, at: number): void {
@@ -137,13 +170,24 @@ export class Dispatcher {
 
   private deliver(lane: Lane, message: StoredMessage): void {
     lane.inflight.set(message.id, message);
-    this.settle(lane, message).then(
-      () => {
+    deliverOnce(this.deps, lane.settings, message)
+      .then((verdict) => {
         lane.inflight.delete(message.id);
-        this.afterDelivery(lane);
-      },
-      (err: unknown) => {
+        if (this.stopped) return;
+        // the handler is done: its slot is free while the outcome is written
+        lane.settling.add(message.id);
+        const written = this.record(lane, message, verdict);
+        // a standard lane with more waiting fills the slot now; a FIFO lane once the outcome is
+        // written (until then the message holds its group)
+        if (lane.wanted && !lane.settings.fifo) this.schedule(lane);
+        return written.then(() => {
+          lane.settling.delete(message.id);
+          if (lane.settings.fifo) this.schedule(lane);
+        });
+      })
+      .catch((err: unknown) => {
         lane.inflight.delete(message.id);
+        lane.settling.delete(message.id);
         if (this.stopped) return;
         this.deps.log.error('queue store write failed; the message stays queued', {
           queue: lane.name,
@@ -151,20 +195,11 @@ export class Dispatcher {
           error: (err as Error).message,
         });
         this.arm(lane, Date.now() + STORE_ERROR_PAUSE_MS);
-      },
-    );
+      });
   }
 
-  /** A delivery ended: look for more now, or once more have ended (at the latest after poll_interval_ms). */
-  private afterDelivery(lane: Lane): void {
-    if (worthAScan(lane.settings, lane.inflight.size)) this.schedule(lane);
-    else this.arm(lane, Date.now() + lane.settings.pollIntervalMs);
-  }
-
-  /** Run one delivery and record its result: ack, retry with backoff, or dead letter. */
-  private async settle(lane: Lane, message: StoredMessage): Promise<void> {
-    const verdict = await deliverOnce(this.deps, lane.settings, message);
-    if (this.stopped) return;
+  /** Record one delivery's outcome: ack, retry with backoff, or dead letter. */
+  private async record(lane: Lane, message: StoredMessage, verdict: DeliveryVerdict): Promise<void> {
     const { store } = this.deps;
     if (verdict.kind === 'ack') return store.ack(message);
     if (verdict.kind === 'requeue') return;
@@ -178,21 +213,10 @@ export class Dispatcher {
       });
       return store.deadLetter(message, attempts, verdict.error, Date.now());
     }
-    return store.retry(message, attempts, Date.now() + backoffDelay(lane.settings.backoffMs, attempts), verdict.error);
+    const readyAt = Date.now() + backoffDelay(lane.settings.backoffMs, attempts);
+    await store.retry(message, attempts, readyAt, verdict.error);
+    this.arm(lane, readyAt);
   }
-}
-
-/**
- * Whether a lane should look for more messages right after one of its deliveries ended. A standard
- * lane under load waits until a quarter of its concurrency is free and takes that many in one scan
- * (one store read per batch, not per finished delivery); otherwise it looks again after its poll
- * interval (deliveries that hang must not keep free slots idle). New messages always wake it at
- * once. FIFO lanes look at once: a group's next message must not wait.
- */
-export function worthAScan(settings: LaneSettings, inflight: number): boolean {
-  const free = settings.concurrency - inflight;
-  if (free <= 0) return false;
-  return inflight === 0 || settings.fifo || free >= Math.ceil(settings.concurrency / 4);
 }
 
 /** What one delivery came to: done (or skipped by its condition), not the handler's fault, or failed. */

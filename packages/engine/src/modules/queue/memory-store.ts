@@ -33,9 +33,10 @@ export class MemoryQueueStore implements QueueStore {
     }
   }
 
-  *scanLane(lane: string): Iterable<StoredMessage> {
+  *scanLane(lane: string, skip?: (id: string) => boolean): Iterable<StoredMessage> {
     const messages = this.lanes.get(lane);
-    if (messages) yield* messages.values();
+    if (!messages) return;
+    for (const message of messages.values()) if (!skip?.(message.id)) yield message;
   }
 
   pendingLanes(): LaneRef[] {

@@ -55,6 +55,8 @@ interface Consumer {
   starting: Promise<void> | null;
   /** Local durable:subscriber bindings (topic consumers). */
   bindings: Set<string>;
+  /** A topic consumer's queue arguments (declared again after a reconnect). */
+  queueArgs?: Record<string, unknown>;
   subscriberSettings: LaneSettings | null;
 }
 
@@ -65,6 +67,10 @@ export interface RabbitBrokerDeps extends DeliveryDeps {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Reconnection backoff after the connection to RabbitMQ is lost: 100 ms, doubling, at most 5 s. */
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5000;
 
 /** AMQP names are at most 255 bytes: long ones keep a readable head and a hash. */
 function amqpName(name: string): string {
@@ -90,6 +96,10 @@ export class RabbitQueueBroker implements QueueBroker {
   private readonly inflight = new Map<string, number>();
   private stopped = false;
   private consumerStarts: Promise<unknown> = Promise.resolve();
+  /** Since when the connection is down (null: connected, or never connected). */
+  private lostSince: number | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private reconnectDelay = RECONNECT_MIN_MS;
 
   constructor(private readonly deps: RabbitBrokerDeps) {
     this.x = deps.adapter.prefix;
@@ -98,26 +108,107 @@ export class RabbitQueueBroker implements QueueBroker {
   }
 
   async start(): Promise<void> {
-    const url = this.deps.adapter.amqp_url;
     try {
-      this.connection = await connect(url, { noDelay: true });
+      await this.connect();
     } catch (err) {
-      throw new Error(`could not reach rabbitmq at ${redactUrl(url)}: ${(err as Error).message}`);
+      throw new Error(`could not reach rabbitmq at ${redactUrl(this.deps.adapter.amqp_url)}: ${(err as Error).message}`);
     }
-    this.connection.on('error', (err: Error) => this.deps.log.error('rabbitmq connection error', { error: err.message }));
-    this.connection.on('close', () => {
-      if (!this.stopped) this.deps.log.error('rabbitmq connection closed: the queue stops delivering until the engine restarts');
+  }
+
+  /** Open the connection and its channels; consumers that should run start again. */
+  private async connect(): Promise<void> {
+    const connection = await connect(this.deps.adapter.amqp_url, { noDelay: true });
+    // at once: an 'error' without a listener would end the process, and a close during the setup
+    // below must not go unnoticed (connectionLost ignores a connection that is not the current one)
+    connection.on('error', (err: Error) => this.deps.log.error('rabbitmq connection error', { error: err.message }));
+    connection.on('close', () => this.connectionLost(connection));
+    try {
+      const pub = await connection.createConfirmChannel();
+      const consume = await connection.createChannel();
+      for (const ch of [pub, consume]) {
+        ch.on('error', (err: Error) => this.deps.log.error('rabbitmq channel error', { error: err.message }));
+        // one of the two working channels closed under a live connection (a refused operation):
+        // start over on a fresh connection rather than run half connected
+        ch.on('close', () => {
+          if (this.connection === connection && !this.stopped) connection.close().catch(() => {});
+        });
+      }
+      this.connection = connection;
+      this.pub = pub;
+      this.consume = consume;
+      this.admin = await this.openAdmin();
+      await this.admin.assertExchange(`${this.x}topics`, 'direct', { durable: true });
+    } catch (err) {
+      this.connection = null;
+      await connection.close().catch(() => {});
+      throw err;
+    }
+    this.lostSince = null;
+    this.reconnectDelay = RECONNECT_MIN_MS;
+    for (const c of this.consumers.values()) {
+      if (c.kind === 'queue' ? this.deps.hasFunction(c.functionId) : c.bindings.size > 0 && this.deps.hasFunction(c.functionId))
+        this.startConsumer(c);
+    }
+  }
+
+  /**
+   * The connection closed (the broker stopped or restarted, the network broke, or it refused an
+   * operation). The broker puts back every message this engine had not acknowledged; deliveries
+   * running here finish but cannot be settled (they run again). Reconnect with backoff; meanwhile
+   * enqueues and publishes fail at once (see `whileDisconnected`).
+   */
+  private connectionLost(connection: ChannelModel): void {
+    if (this.connection !== connection) return;
+    this.connection = null;
+    this.declared.clear();
+    this.consumerStarts = Promise.resolve();
+    for (const c of this.consumers.values()) {
+      c.tag = null;
+      c.starting = null;
+    }
+    if (this.stopped) return;
+    this.lostSince = Date.now();
+    this.deps.log.error('rabbitmq connection lost: the queue reconnects; enqueues fail until it is back', {
+      url: redactUrl(this.deps.adapter.amqp_url),
     });
-    this.pub = await this.connection.createConfirmChannel();
-    this.consume = await this.connection.createChannel();
-    this.admin = await this.openAdmin();
-    for (const ch of [this.pub, this.consume])
-      ch.on('error', (err: Error) => this.deps.log.error('rabbitmq channel error', { error: err.message }));
-    await this.admin.assertExchange(`${this.x}topics`, 'direct', { durable: true });
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped || this.reconnectTimer) return;
+    const delay = this.reconnectDelay;
+    this.reconnectDelay = Math.min(RECONNECT_MAX_MS, this.reconnectDelay * 2);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (this.stopped) return;
+      const since = this.lostSince;
+      this.connect().then(
+        () => {
+          if (this.stopped) {
+            this.connection?.close().catch(() => {});
+            return;
+          }
+          this.deps.log.info('rabbitmq connection back: the queue delivers again', {
+            after_ms: since === null ? 0 : Date.now() - since,
+          });
+        },
+        (err: unknown) => {
+          this.deps.log.warn('rabbitmq still unreachable; trying again', { error: (err as Error).message, in_ms: this.reconnectDelay });
+          this.scheduleReconnect();
+        },
+      );
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  /** Writes while the connection is down fail at once: a receipt means the broker holds the message. */
+  private whileDisconnected(): Error {
+    const since = this.lostSince === null ? '' : ` for ${Date.now() - this.lostSince} ms`;
+    return new Error(`rabbitmq is unreachable${since} (reconnecting): the message was not stored, send it again`);
   }
 
   private async openAdmin(): Promise<Channel> {
-    if (!this.connection) throw new Error('rabbitmq is not connected');
+    if (!this.connection) throw this.whileDisconnected();
     const ch = await this.connection.createChannel();
     ch.on('error', () => {});
     // a failed declaration closes the channel: the next operation opens a fresh one
@@ -130,6 +221,7 @@ export class RabbitQueueBroker implements QueueBroker {
   private adminClosed = false;
 
   private async adminChannel(): Promise<Channel> {
+    if (!this.connection) throw this.whileDisconnected();
     if (this.adminClosed) this.admin = await this.openAdmin();
     return this.admin;
   }
@@ -197,6 +289,7 @@ export class RabbitQueueBroker implements QueueBroker {
   }
 
   private publishConfirmed(exchange: string, routingKey: string, content: Buffer, options: Options.Publish): Promise<void> {
+    if (!this.connection) return Promise.reject(this.whileDisconnected());
     return new Promise((resolve, reject) => {
       this.pub.publish(exchange, routingKey, content, { persistent: true, ...options }, (err: unknown) =>
         err ? reject(err instanceof Error ? err : new Error('the broker refused the message')) : resolve(),
@@ -276,32 +369,44 @@ export class RabbitQueueBroker implements QueueBroker {
   }
 
   private startConsumer(c: Consumer): void {
-    if (c.tag || c.starting || this.stopped) return;
-    c.starting = (async () => {
+    if (c.tag || c.starting || this.stopped || !this.connection) return;
+    // a start that outlives its connection must not mark the consumer started on the next one
+    const ch = this.consume;
+    let starting!: Promise<void>;
+    starting = (async () => {
       if (c.kind === 'queue') await this.declareFunctionQueue(c.name, c.functionId);
+      else {
+        // after a reconnect the broker may be a new one: the subscriber's queue and binding again
+        await this.declareQueue(c.queue, { arguments: c.queueArgs });
+        await (await this.adminChannel()).bindQueue(c.queue, `${this.x}topics`, c.name);
+      }
       const prefetch = c.fifo ? 1 : (this.deps.adapter.prefetch_count ?? this.consumerSettings(c).concurrency);
       // the channel's prefetch applies to the consumers started after it: one start at a time
       const started = this.consumerStarts.then(async () => {
-        await this.consume.prefetch(prefetch, false);
-        return this.consume.consume(c.queue, (msg) => {
-          if (msg) this.handle(c, msg);
+        await ch.prefetch(prefetch, false);
+        return ch.consume(c.queue, (msg) => {
+          if (msg) this.handle(c, msg, ch);
         });
       });
       this.consumerStarts = started.catch(() => undefined);
-      c.tag = (await started).consumerTag;
-    })()
+      const { consumerTag } = await started;
+      if (this.consume === ch && c.starting === starting) c.tag = consumerTag;
+    })();
+    c.starting = starting;
+    starting
       .catch((err: unknown) => {
-        if (!this.stopped) this.deps.log.error('rabbitmq consumer failed to start', { queue: c.queue, error: (err as Error).message });
+        if (!this.stopped && this.connection)
+          this.deps.log.error('rabbitmq consumer failed to start', { queue: c.queue, error: (err as Error).message });
       })
       .finally(() => {
-        c.starting = null;
+        if (c.starting === starting) c.starting = null;
       });
   }
 
   private stopConsumer(c: Consumer): void {
     const tag = c.tag;
     c.tag = null;
-    if (tag) this.consume.cancel(tag).catch(() => {});
+    if (tag && this.connection) this.consume.cancel(tag).catch(() => {});
   }
 
   private consumerSettings(c: Consumer): LaneSettings {
@@ -309,9 +414,10 @@ export class RabbitQueueBroker implements QueueBroker {
     return this.queueSettings(c.name);
   }
 
-  private handle(c: Consumer, msg: ConsumeMessage): void {
+  /** One delivery, settled on the channel it came on (a delivery tag means nothing on another). */
+  private handle(c: Consumer, msg: ConsumeMessage, ch: Channel): void {
     this.inflight.set(c.name, (this.inflight.get(c.name) ?? 0) + 1);
-    this.process(c, msg)
+    this.process(c, msg, ch)
       .catch((err: unknown) => {
         if (this.stopped) return;
         this.deps.log.error('rabbitmq delivery could not be settled; the message goes back to its queue', {
@@ -319,7 +425,7 @@ export class RabbitQueueBroker implements QueueBroker {
           error: (err as Error).message,
         });
         try {
-          this.consume.nack(msg, false, true);
+          ch.nack(msg, false, true);
         } catch {
           // the channel is gone: the broker requeues it anyway
         }
@@ -327,7 +433,7 @@ export class RabbitQueueBroker implements QueueBroker {
       .finally(() => this.inflight.set(c.name, Math.max(0, (this.inflight.get(c.name) ?? 1) - 1)));
   }
 
-  private async process(c: Consumer, msg: ConsumeMessage): Promise<void> {
+  private async process(c: Consumer, msg: ConsumeMessage, ch: Channel): Promise<void> {
     const body = JSON.parse(msg.content.toString()) as Body;
     const headers = msg.properties.headers ?? {};
     let attempts = Number(headers[H_ATTEMPTS] ?? 0);
@@ -339,7 +445,7 @@ export class RabbitQueueBroker implements QueueBroker {
     if (!this.deps.hasFunction(functionId)) {
       // its worker left this engine: back to the queue for an engine that has it
       this.stopConsumer(c);
-      this.consume.nack(msg, false, true);
+      ch.nack(msg, false, true);
       return;
     }
     if (c.kind === 'topic' && settings.delayMs > 0 && attempts === 0) {
@@ -349,7 +455,7 @@ export class RabbitQueueBroker implements QueueBroker {
           messageId: body.id,
           headers: { [H_ATTEMPTS]: 0 },
         });
-        this.consume.ack(msg);
+        ch.ack(msg);
         return;
       }
     }
@@ -359,12 +465,12 @@ export class RabbitQueueBroker implements QueueBroker {
       const verdict = await deliverOnce(this.deps, settings, message);
       if (this.stopped) return;
       if (verdict.kind === 'ack') {
-        this.consume.ack(msg);
+        ch.ack(msg);
         this.count(body.name).delivered++;
         return;
       }
       if (verdict.kind === 'requeue') {
-        this.consume.nack(msg, false, true);
+        ch.nack(msg, false, true);
         return;
       }
       attempts++;
@@ -384,7 +490,7 @@ export class RabbitQueueBroker implements QueueBroker {
             [H_FUNCTION]: functionId,
           },
         });
-        this.consume.ack(msg);
+        ch.ack(msg);
         return;
       }
       const delay = backoffDelay(settings.backoffMs, attempts);
@@ -399,7 +505,7 @@ export class RabbitQueueBroker implements QueueBroker {
         messageId: msg.properties.messageId,
         headers: { [H_ATTEMPTS]: attempts },
       });
-      this.consume.ack(msg);
+      ch.ack(msg);
       return;
     }
   }
@@ -426,8 +532,11 @@ export class RabbitQueueBroker implements QueueBroker {
     if (settings.fifo) args['x-single-active-consumer'] = true;
     // a subscriber nobody consumes for subscriber_ttl_ms is deleted with what it holds
     if (this.deps.config.subscriber_ttl_ms > 0) args['x-expires'] = this.deps.config.subscriber_ttl_ms;
-    await this.declareQueue(queue, { arguments: args });
-    await (await this.adminChannel()).bindQueue(queue, `${this.x}topics`, topic);
+    // while the broker is unreachable the binding is kept here and declared when it is back
+    if (this.connection) {
+      await this.declareQueue(queue, { arguments: args });
+      await (await this.adminChannel()).bindQueue(queue, `${this.x}topics`, topic);
+    }
     this.seen(topic, 'topic', queue);
     let c = this.consumers.get(queue);
     if (!c) {
@@ -445,6 +554,7 @@ export class RabbitQueueBroker implements QueueBroker {
       this.consumers.set(queue, c);
     }
     c.subscriberSettings = settings;
+    c.queueArgs = args;
     c.bindings.add(binding.id);
     this.consumerOfBinding.set(binding.id, queue);
     if (this.deps.hasFunction(binding.functionId)) this.startConsumer(c);
@@ -523,7 +633,7 @@ export class RabbitQueueBroker implements QueueBroker {
    * `visit` acks it; closing the channel puts the others back in their places.
    */
   private async walkDlq(name: string, visit: (msg: GetMessage, ch: ConfirmChannel) => Promise<'stop' | 'next'>): Promise<void> {
-    if (!this.connection) throw new Error('rabbitmq is not connected');
+    if (!this.connection) throw this.whileDisconnected();
     const dlq = this.dlqOf(name);
     await this.declareQueue(dlq, {});
     const ch = await this.connection.createConfirmChannel();
@@ -602,6 +712,8 @@ export class RabbitQueueBroker implements QueueBroker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
     // unacknowledged deliveries go back to their queues when the connection closes
     await this.connection?.close().catch(() => {});
   }

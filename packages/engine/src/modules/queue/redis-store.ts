@@ -14,7 +14,7 @@ import {
   type RedisQueueAdapter,
   SubscriberTriggerConfigSchema,
 } from './config.ts';
-import { type DeliveryDeps, deliverOnce, worthAScan } from './dispatcher.ts';
+import { type DeliveryDeps, type DeliveryVerdict, deliverOnce } from './dispatcher.ts';
 import { BROKER, groupOf, type MessageContext, type TopicRow } from './service.ts';
 import { DuplicateMessageError, type MessageKind, type NewMessage, type StoredMessage, topicLaneKey } from './store.ts';
 
@@ -179,19 +179,28 @@ table.insert(out, 1, tostring(nextDue))
 return out
 `;
 
-/** ARGV: P, id, name. Delivered: gone from wherever it is (the DLQ included), counted. */
+/**
+ * ARGV: P, n, then n pairs id, name. Delivered: each is gone from wherever it is (the DLQ included)
+ * and counted. The acknowledgements of one turn go in one call.
+ */
 const ACK = `${MESSAGE_FIELDS}
-local id, name = ARGV[2], ARGV[3]
-local f = redis.call('HMGET', mkey(id), 'part', 'group')
-if not f[1] then return 0 end
-redis.call('ZREM', pkey(f[1], 'inflight'), id)
-redis.call('ZREM', pkey(f[1], 'pending'), id)
-redis.call('ZREM', pkey(f[1], 'delayed'), id)
-redis.call('ZREM', P .. 'dlq:' .. name, id)
-unlock(f[1], id, f[2])
-redis.call('DEL', mkey(id))
-redis.call('HINCRBY', P .. 'cnt:' .. name, 'delivered', 1)
-return 1
+local n = tonumber(ARGV[2])
+local done = 0
+for i = 0, n - 1 do
+  local id, name = ARGV[3 + i * 2], ARGV[4 + i * 2]
+  local f = redis.call('HMGET', mkey(id), 'part', 'group')
+  if f[1] then
+    redis.call('ZREM', pkey(f[1], 'inflight'), id)
+    redis.call('ZREM', pkey(f[1], 'pending'), id)
+    redis.call('ZREM', pkey(f[1], 'delayed'), id)
+    redis.call('ZREM', P .. 'dlq:' .. name, id)
+    unlock(f[1], id, f[2])
+    redis.call('DEL', mkey(id))
+    redis.call('HINCRBY', P .. 'cnt:' .. name, 'delivered', 1)
+    done = done + 1
+  end
+end
+return done
 `;
 
 /** ARGV: P, id, name, token, attempts, readyAt, error, fifo. Failed, retried at readyAt (only the claim holder may). */
@@ -314,6 +323,14 @@ interface Part {
   scheduled: boolean;
   claiming: boolean;
   again: boolean;
+  /**
+   * The partition may hold messages this engine could claim: set by every wake-up (a message stored
+   * that was not claimed on the way, another engine's wake, a timer), cleared when a claim of a
+   * standard partition comes back with fewer than it asked for. While set, every finished delivery
+   * claims again, and enqueues do not try to claim on the way (they would take slots from the
+   * backlog's claim and jump ahead of it).
+   */
+  wanted: boolean;
   timer: NodeJS.Timeout | null;
   timerAt: number;
 }
@@ -356,6 +373,8 @@ export class RedisQueueBroker implements QueueBroker {
   private readonly timers: NodeJS.Timeout[] = [];
   private tokenSeq = 0;
   private stopped = false;
+  private pendingAcks: Array<{ id: string; name: string; resolve: () => void; reject: (err: unknown) => void }> = [];
+  private acksScheduled = false;
 
   constructor(private readonly deps: RedisBrokerDeps) {
     const url = deps.adapter.redis_url;
@@ -415,7 +434,7 @@ export class RedisQueueBroker implements QueueBroker {
     const part = this.part(queuePartKey(message.name, message.functionId));
     const settings = this.settings(part);
     // this engine serves it and has a free slot: take it in the same round trip (see INSERT)
-    const fast = !this.stopped && this.serves(part) && !settings.fifo && part.inflight.size < settings.concurrency;
+    const fast = !this.stopped && !part.wanted && this.serves(part) && !settings.fifo && part.inflight.size < settings.concurrency;
     const token = fast ? `${this.engineId}/${++this.tokenSeq}` : '';
     if (fast) part.inflight.set(message.id, token);
     let claimed = false;
@@ -599,6 +618,7 @@ export class RedisQueueBroker implements QueueBroker {
         scheduled: false,
         claiming: false,
         again: false,
+        wanted: true,
         timer: null,
         timerAt: 0,
       };
@@ -625,6 +645,7 @@ export class RedisQueueBroker implements QueueBroker {
 
   private schedule(part: Part): void {
     if (this.stopped) return;
+    part.wanted = true;
     if (part.claiming) {
       part.again = true;
       return;
@@ -648,6 +669,7 @@ export class RedisQueueBroker implements QueueBroker {
     if (free <= 0) return;
     part.claiming = true;
     part.again = false;
+    this.flushAcks();
     const token = `${this.engineId}/${++this.tokenSeq}`;
     const now = Date.now();
     let reply: string[];
@@ -670,6 +692,8 @@ export class RedisQueueBroker implements QueueBroker {
     }
     if (this.stopped) return;
     const nextDue = Number(reply[0]);
+    // fewer than asked: nothing more is ready now (FIFO: groups held by deliveries may free up)
+    if (!settings.fifo && (reply.length - 1) / 3 < free) part.wanted = part.again;
     for (let i = 1; i + 2 < reply.length; i += 3) {
       const id = reply[i] as string;
       const body = JSON.parse(reply[i + 1] as string) as Body;
@@ -701,14 +725,18 @@ export class RedisQueueBroker implements QueueBroker {
   }
 
   private deliver(part: Part, settings: LaneSettings, message: StoredMessage, token: string): void {
-    this.settle(part, settings, message, token).then(
-      () => {
+    deliverOnce(this.deps, settings, message)
+      .then((verdict) => {
+        // the handler is done: its slot is free while the outcome is written (the write goes out
+        // before the next claim on the same connection, so that claim sees it: a FIFO group's lock)
         part.inflight.delete(message.id);
-        // one claim per batch of finished deliveries (see worthAScan)
-        if (worthAScan(settings, part.inflight.size)) this.schedule(part);
-        else this.arm(part, Date.now() + settings.pollIntervalMs);
-      },
-      (err: unknown) => {
+        const written = this.settle(part, settings, message, token, verdict);
+        // more is waiting: claim now, or right after the claim in progress (which coalesces the
+        // deliveries that finish meanwhile: one claim per round trip, not one per message)
+        if (part.wanted || settings.fifo) this.schedule(part);
+        return written;
+      })
+      .catch((err: unknown) => {
         part.inflight.delete(message.id);
         if (this.stopped) return;
         // its lease runs out and an engine takes it again
@@ -718,14 +746,13 @@ export class RedisQueueBroker implements QueueBroker {
           error: (err as Error).message,
         });
         this.arm(part, Date.now() + STORE_ERROR_PAUSE_MS);
-      },
-    );
+      });
   }
 
-  private async settle(part: Part, settings: LaneSettings, message: StoredMessage, token: string): Promise<void> {
-    const verdict = await deliverOnce(this.deps, settings, message);
+  /** Record a delivery's outcome: ack, hand back, retry with backoff, or dead letter. */
+  private async settle(part: Part, settings: LaneSettings, message: StoredMessage, token: string, verdict: DeliveryVerdict): Promise<void> {
     if (verdict.kind === 'ack') {
-      await this.redis.engqAck(this.prefix, message.id, message.name);
+      await this.ack(message.id, message.name);
       return;
     }
     if (verdict.kind === 'requeue') {
@@ -746,6 +773,36 @@ export class RedisQueueBroker implements QueueBroker {
     const readyAt = Date.now() + backoffDelay(settings.backoffMs, attempts);
     await this.redis.engqRetry(this.prefix, message.id, message.name, token, attempts, readyAt, verdict.error, settings.fifo ? '1' : '0');
     this.arm(part, readyAt);
+  }
+
+  /** Acknowledge a delivery with the others of this turn, in one call (see ACK). */
+  private ack(id: string, name: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pendingAcks.push({ id, name, resolve, reject });
+      if (this.acksScheduled) return;
+      this.acksScheduled = true;
+      setImmediate(() => {
+        this.acksScheduled = false;
+        this.flushAcks();
+      });
+    });
+  }
+
+  /** Send the acknowledgements waiting; a claim calls it first, so it sees them (a FIFO group's lock). */
+  private flushAcks(): void {
+    const batch = this.pendingAcks;
+    if (batch.length === 0) return;
+    this.pendingAcks = [];
+    const args: Array<string | number> = [this.prefix, batch.length];
+    for (const a of batch) args.push(a.id, a.name);
+    this.redis.engqAck(...args).then(
+      () => {
+        for (const a of batch) a.resolve();
+      },
+      (err: unknown) => {
+        for (const a of batch) a.reject(err);
+      },
+    );
   }
 
   private heartbeat(): void {
@@ -903,6 +960,7 @@ export class RedisQueueBroker implements QueueBroker {
       if (part.timer) clearTimeout(part.timer);
       if (part.forgetTimer) clearTimeout(part.forgetTimer);
     }
+    this.flushAcks();
     // what this engine still runs is handed back at once (its answers, if they come, still ack it)
     const pipeline = this.redis.pipeline();
     for (const part of this.parts.values()) {

@@ -72,8 +72,8 @@ export interface QueueStore {
   readonly adapterName: 'memory' | 'sqlite';
   /** All or nothing; rejects with DuplicateMessageError when an id is already stored. */
   insert(messages: NewMessage[]): Promise<void>;
-  /** Messages of a lane that are not dead-lettered, in seq order. */
-  scanLane(lane: string): Iterable<StoredMessage>;
+  /** Messages of a lane that are not dead-lettered, in seq order, but those whose id `skip` accepts. */
+  scanLane(lane: string, skip?: (id: string) => boolean): Iterable<StoredMessage>;
   /** Lanes holding at least one message that is not dead-lettered. */
   pendingLanes(): LaneRef[];
   /** Delivered: remove it and count a delivery. */
