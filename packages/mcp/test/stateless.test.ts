@@ -33,6 +33,8 @@ let proxy: Server;
 let proxyUrl: string;
 const hits: string[] = [];
 const lateLog: unknown[] = [];
+/** Set when probe::late_log has started (a cancel sent before it runs would stop it before it logs). */
+let lateStarted = false;
 
 /** A round-robin load balancer: request n goes to /mcp-a or /mcp-b in turn. */
 async function startProxy(): Promise<void> {
@@ -106,9 +108,17 @@ beforeAll(async () => {
   // a function that keeps logging after its client cancelled: what its log calls answer is kept here
   worker.registerFunction(
     'probe::late_log',
-    async (_input: unknown, ctx: { metadata?: unknown }) => {
+    async (_input: unknown, ctx: { metadata?: unknown; signal: AbortSignal }) => {
       const mcp = (ctx.metadata as { mcp: { token: string; log_function: string } }).mcp;
-      await sleep(400);
+      lateStarted = true;
+      // logs once its call is cancelled (or after 5 s, when the test then fails on what it hears)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
       lateLog.push(await worker.call(mcp.log_function, { token: mcp.token, level: 'info', data: 'after the cancel' }));
       return 'done';
     },
@@ -366,8 +376,9 @@ describe('stdio', () => {
       }
     });
     const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    // the first answer waits for eng-mcp to start, which takes seconds on a loaded machine
     const answer = async (id: number) => {
-      for (let i = 0; i < 200; i++) {
+      for (let i = 0; i < 800; i++) {
         const found = lines.find((l) => l.id === id && ('result' in l || 'error' in l));
         if (found) return found;
         await sleep(25);
@@ -392,9 +403,11 @@ describe('stdio', () => {
         method: 'tools/call',
         params: { name: 'probe__late_log', arguments: {}, _meta: { ...meta(), 'io.modelcontextprotocol/logLevel': 'info' } },
       });
-      await sleep(150);
+      // cancelled once the function runs (a cancel that arrives first stops the call before it starts)
+      for (let i = 0; i < 200 && !lateStarted; i++) await sleep(25);
+      expect(lateStarted).toBe(true);
       send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } });
-      for (let i = 0; i < 40 && lateLog.length === 0; i++) await sleep(50);
+      for (let i = 0; i < 200 && lateLog.length === 0; i++) await sleep(25);
       expect(lateLog[0]).toMatchObject({ ok: false, cancelled: true });
       expect(lines.some((l) => l.id === 9)).toBe(false);
       send({ jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: meta() } });
