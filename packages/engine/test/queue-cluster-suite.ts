@@ -272,96 +272,90 @@ export function queueClusterSuite(options: ClusterSuiteOptions): void {
 
     // redis only (AMQP has no equivalent: the queue README's differences); not defined for rabbitmq,
     // so a run never reports it as skipped
-    redisOnly(
-      "reports the cluster's in-flight deliveries and refuses a receipt id already queued on another engine",
-      async () => {
-        const worker = await engWorker(engines[2] as EngineProcess, 'holder-on-2');
-        let release: () => void = () => {};
-        const held = new Promise<void>((r) => {
-          release = r;
-        });
-        const started: number[] = [];
-        worker.registerFunction('c::held', async (input: { n: number }) => {
-          started.push(input.n);
-          await held;
-        });
-        await registered(2, 'c::held');
-        await enqueue(admins[0] as EngClient, 'work', 'c::held', { n: 1 });
-        await enqueue(admins[1] as EngClient, 'work', 'c::held', { n: 2 });
-        await waitFor(() => started.length === 2, 10_000);
-        // read on engine 0, which runs neither
-        const stats = await call<{ in_flight: number; depth: number }>(0, 'engine::queue::topic_stats', { topic: 'work' });
-        expect(stats.in_flight).toBeGreaterThanOrEqual(2);
-        release();
-        await waitFor(async () => (await call<{ in_flight: number }>(1, 'engine::queue::topic_stats', { topic: 'work' })).in_flight === 0);
-        // a receipt id is unique across the cluster while its message is queued
-        const id = `receipt-${Date.now()}`;
-        const args = { queue: 'work', function_id: 'c::nobody', data: {}, messageReceiptId: id };
-        expect(await call(0, 'engine::queue::enqueue', args)).toEqual({ messageReceiptId: id });
-        const second = await call(1, 'engine::queue::enqueue', args).then(
-          () => null,
-          (err: { code?: string; message: string }) => err,
-        );
-        expect(second?.code).toBe('enqueue_error');
-        expect(second?.message).toContain('already queued');
-      },
-    );
+    redisOnly("reports the cluster's in-flight deliveries and refuses a receipt id already queued on another engine", async () => {
+      const worker = await engWorker(engines[2] as EngineProcess, 'holder-on-2');
+      let release: () => void = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      const started: number[] = [];
+      worker.registerFunction('c::held', async (input: { n: number }) => {
+        started.push(input.n);
+        await held;
+      });
+      await registered(2, 'c::held');
+      await enqueue(admins[0] as EngClient, 'work', 'c::held', { n: 1 });
+      await enqueue(admins[1] as EngClient, 'work', 'c::held', { n: 2 });
+      await waitFor(() => started.length === 2, 10_000);
+      // read on engine 0, which runs neither
+      const stats = await call<{ in_flight: number; depth: number }>(0, 'engine::queue::topic_stats', { topic: 'work' });
+      expect(stats.in_flight).toBeGreaterThanOrEqual(2);
+      release();
+      await waitFor(async () => (await call<{ in_flight: number }>(1, 'engine::queue::topic_stats', { topic: 'work' })).in_flight === 0);
+      // a receipt id is unique across the cluster while its message is queued
+      const id = `receipt-${Date.now()}`;
+      const args = { queue: 'work', function_id: 'c::nobody', data: {}, messageReceiptId: id };
+      expect(await call(0, 'engine::queue::enqueue', args)).toEqual({ messageReceiptId: id });
+      const second = await call(1, 'engine::queue::enqueue', args).then(
+        () => null,
+        (err: { code?: string; message: string }) => err,
+      );
+      expect(second?.code).toBe('enqueue_error');
+      expect(second?.message).toContain('already queued');
+    });
 
     // redis only (AMQP has no equivalent: the queue README's differences); not defined for rabbitmq,
     // so a run never reports it as skipped
-    redisOnly(
-      'moves the waiting copies of a subscriber no engine has bound for subscriber_ttl_ms to the shared DLQ',
-      async () => {
-        const worker = await engWorker(engines[1] as EngineProcess, 'leaving-sub-1', false);
-        let probes = 0;
-        worker.registerFunction('s::leaving', async (input: { probe?: boolean }) => {
-          if (input.probe) probes++;
-        });
-        worker.registerTrigger({ type: 'durable:subscriber', function_id: 's::leaving', config: { topic: 'cluster.leaving' } });
-        await waitFor(
-          async () => {
-            await call(0, 'eng::durable::publish', { topic: 'cluster.leaving', data: { probe: true } });
-            await sleep(100);
-            return probes > 0;
-          },
-          10_000,
-          10,
-        );
-        await worker.close();
-        await sleep(300);
-        // the worker is gone: publishes on other engines still store its copies, for its return
-        for (let n = 0; n < 3; n++) await call(2, 'eng::durable::publish', { topic: 'cluster.leaving', data: { n } });
-        const stats = await call<{ depth: number; subscribers: Array<{ function_id: string; active: boolean }> }>(
-          0,
-          'engine::queue::topic_stats',
-          {
-            topic: 'cluster.leaving',
-          },
-        );
-        expect(stats.depth).toBeGreaterThanOrEqual(3);
-        expect(stats.subscribers).toContainEqual(expect.objectContaining({ function_id: 's::leaving', active: false }));
-        // subscriber_ttl_ms 1500: then its copies are in the DLQ, seen from any engine
-        type Page = { total: number; messages: Array<{ function_id: string; payload: { n?: number } }> };
-        const page = await waitFor(
-          async () => {
-            const p = await call<Page>(2, 'engine::queue::dlq_messages', { topic: 'cluster.leaving', paged: true });
-            return p.total >= 3 ? p : null;
-          },
-          15_000,
-          100,
-        );
-        expect(
-          page.messages
-            .filter((m) => m.payload.n !== undefined)
-            .map((m) => m.payload.n)
-            .sort(),
-        ).toEqual([0, 1, 2]);
-        expect(page.messages.every((m) => m.function_id === 's::leaving')).toBe(true);
-        // and a publish after that stores nothing for it
-        await call(0, 'eng::durable::publish', { topic: 'cluster.leaving', data: { n: 9 } });
-        expect((await call<{ depth: number }>(1, 'engine::queue::topic_stats', { topic: 'cluster.leaving' })).depth).toBe(0);
-      },
-    );
+    redisOnly('moves the waiting copies of a subscriber no engine has bound for subscriber_ttl_ms to the shared DLQ', async () => {
+      const worker = await engWorker(engines[1] as EngineProcess, 'leaving-sub-1', false);
+      let probes = 0;
+      worker.registerFunction('s::leaving', async (input: { probe?: boolean }) => {
+        if (input.probe) probes++;
+      });
+      worker.registerTrigger({ type: 'durable:subscriber', function_id: 's::leaving', config: { topic: 'cluster.leaving' } });
+      await waitFor(
+        async () => {
+          await call(0, 'eng::durable::publish', { topic: 'cluster.leaving', data: { probe: true } });
+          await sleep(100);
+          return probes > 0;
+        },
+        10_000,
+        10,
+      );
+      await worker.close();
+      await sleep(300);
+      // the worker is gone: publishes on other engines still store its copies, for its return
+      for (let n = 0; n < 3; n++) await call(2, 'eng::durable::publish', { topic: 'cluster.leaving', data: { n } });
+      const stats = await call<{ depth: number; subscribers: Array<{ function_id: string; active: boolean }> }>(
+        0,
+        'engine::queue::topic_stats',
+        {
+          topic: 'cluster.leaving',
+        },
+      );
+      expect(stats.depth).toBeGreaterThanOrEqual(3);
+      expect(stats.subscribers).toContainEqual(expect.objectContaining({ function_id: 's::leaving', active: false }));
+      // subscriber_ttl_ms 1500: then its copies are in the DLQ, seen from any engine
+      type Page = { total: number; messages: Array<{ function_id: string; payload: { n?: number } }> };
+      const page = await waitFor(
+        async () => {
+          const p = await call<Page>(2, 'engine::queue::dlq_messages', { topic: 'cluster.leaving', paged: true });
+          return p.total >= 3 ? p : null;
+        },
+        15_000,
+        100,
+      );
+      expect(
+        page.messages
+          .filter((m) => m.payload.n !== undefined)
+          .map((m) => m.payload.n)
+          .sort(),
+      ).toEqual([0, 1, 2]);
+      expect(page.messages.every((m) => m.function_id === 's::leaving')).toBe(true);
+      // and a publish after that stores nothing for it
+      await call(0, 'eng::durable::publish', { topic: 'cluster.leaving', data: { n: 9 } });
+      expect((await call<{ depth: number }>(1, 'engine::queue::topic_stats', { topic: 'cluster.leaving' })).depth).toBe(0);
+    });
 
     it('delivers again, on another engine, a message whose engine died while running it', async () => {
       const doomed = await startEngine({ workersYaml: queueYaml(options.adapterYaml()), readyTimeoutMs: 30_000 });
