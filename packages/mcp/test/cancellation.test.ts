@@ -12,7 +12,18 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { registerWorker as registerIii } from 'iii-sdk-0.22.1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
-import { type HttpMcp, httpClient, httpMcp, type StdioMcp, sleep, startMcpEngine, stdioMcp, textOf } from './helpers.ts';
+import {
+  type HttpMcp,
+  httpClient,
+  httpMcp,
+  meta2026,
+  post2026,
+  type StdioMcp,
+  sleep,
+  startMcpEngine,
+  stdioMcp,
+  textOf,
+} from './helpers.ts';
 
 const V = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -169,40 +180,8 @@ describe('a cancelled tool call cancels its engine invocation', () => {
 
   it('as a task (tasks/cancel)', async () => {
     const caps = { extensions: { [TASKS]: {} } };
-    const post = async (id: number, method: string, params: Record<string, unknown>) => {
-      const res = await fetch(http.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': V,
-          'mcp-method': method,
-          'mcp-name': String(params.name ?? params.taskId),
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method,
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': V,
-              'io.modelcontextprotocol/clientInfo': { name: 'cancel-test', version: '1' },
-              'io.modelcontextprotocol/clientCapabilities': caps,
-            },
-          },
-        }),
-      });
-      const text = await res.text();
-      const line = text.startsWith('{')
-        ? text
-        : (text
-            .split('\n')
-            .filter((l) => l.startsWith('data: '))
-            .at(-1)
-            ?.slice(6) ?? '{}');
-      return JSON.parse(line) as { result?: Record<string, any>; error?: { code: number; message: string } };
-    };
+    const post = async (id: number, method: string, params: Record<string, unknown>) =>
+      (await post2026(http.url, id, method, params, meta2026(caps, 'cancel-test'))).body;
     const created = await post(1, 'tools/call', { name: 'cancel__task', arguments: { tag: 'task' } });
     expect(created.result?.resultType).toBe('task');
     const taskId = created.result?.taskId as string;

@@ -217,3 +217,59 @@ export const textOf = (result: unknown): string =>
   ((result as { content?: Array<{ type: string; text?: string }> }).content ?? []).map((c) => c.text ?? '').join('');
 
 export { join };
+
+/** The MCP revision of the stateless requests below. */
+export const MCP_2026 = '2026-07-28';
+
+/** A 2026-07-28 request's `_meta`: the revision, the client and its capabilities, on every request. */
+export function meta2026(capabilities: Record<string, unknown> = {}, client = 'eng-test'): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MCP_2026,
+    'io.modelcontextprotocol/clientInfo': { name: client, version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
+  };
+}
+
+export interface Answer2026 {
+  status: number;
+  body: { id?: unknown; result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+}
+
+/**
+ * One 2026-07-28 request over HTTP, as a stateless client sends it: no session, `_meta` from
+ * `meta` (merged with any `_meta` in `params`), the Mcp-Method header and Mcp-Name when the params
+ * name a tool, resource or task. The answer is JSON, or SSE whose last data line is the response.
+ */
+export async function post2026(
+  url: string,
+  id: number,
+  method: string,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Answer2026> {
+  const name = (params.name ?? params.uri ?? params.taskId) as string | undefined;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MCP_2026,
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': String(name) } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...meta, ...(params._meta as object) } } }),
+  });
+  const text = await res.text();
+  const body = res.headers.get('content-type')?.includes('text/event-stream')
+    ? JSON.parse(
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .at(-1)
+          ?.slice(6) ?? '{}',
+      )
+    : JSON.parse(text);
+  return { status: res.status, body };
+}

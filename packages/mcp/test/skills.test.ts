@@ -10,9 +10,8 @@ import { createHash } from 'node:crypto';
 import { connect, type EngClient } from '@eng/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProcess, waitFor } from '../../../test/harness.ts';
-import { type HttpMcp, httpClient, httpMcp, startMcpEngine } from './helpers.ts';
+import { type HttpMcp, httpClient, httpMcp, meta2026, post2026, startMcpEngine } from './helpers.ts';
 
-const V = '2026-07-28';
 let engine: EngineProcess;
 let worker: EngClient;
 let mcp: HttpMcp;
@@ -66,30 +65,7 @@ afterAll(async () => {
 
 let nextId = 1;
 async function rpc(method: string, params: Record<string, unknown> = {}) {
-  const res = await fetch(mcp.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': method,
-      ...(method === 'resources/read' ? { 'mcp-name': String(params.uri) } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': V,
-          'io.modelcontextprotocol/clientInfo': { name: 'skills-test', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  return (await res.json()) as { result?: Record<string, any>; error?: { code: number; message: string } };
+  return (await post2026(mcp.url, nextId++, method, params, meta2026({}, 'skills-test'))).body;
 }
 
 const sha = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;

@@ -15,7 +15,7 @@ import type { EngClient } from '@eng/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineProcess } from '../../../test/harness.ts';
 import { conformanceWorker2026 } from './conformance-fixtures-2026.ts';
-import { type HttpMcp, httpBase, httpMcp, MCP_BIN, sleep, startMcpEngine, textOf } from './helpers.ts';
+import { type HttpMcp, httpBase, httpMcp, MCP_BIN, post2026, sleep, startMcpEngine, textOf } from './helpers.ts';
 
 const V = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -71,35 +71,7 @@ async function rpc(
   headers: Record<string, string> = {},
 ) {
   const id = nextId++;
-  const name = (params.name ?? params.uri ?? params.taskId) as string | undefined;
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': method,
-      ...(name !== undefined ? { 'mcp-name': name } : {}),
-      ...headers,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...meta(caps), ...(params._meta as object) } } }),
-  });
-  const text = await res.text();
-  // JSON, or SSE whose last data line is the response
-  const body = res.headers.get('content-type')?.includes('text/event-stream')
-    ? JSON.parse(
-        text
-          .split('\n')
-          .filter((l) => l.startsWith('data: '))
-          .at(-1)
-          ?.slice(6) ?? '{}',
-      )
-    : JSON.parse(text);
-  return {
-    status: res.status,
-    id,
-    body: body as { id?: unknown; result?: Record<string, any>; error?: { code: number; message: string; data?: any } },
-  };
+  return { id, ...(await post2026(url, id, method, params, meta(caps), headers)) };
 }
 
 beforeAll(async () => {
