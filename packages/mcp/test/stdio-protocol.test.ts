@@ -47,7 +47,8 @@ class RawStdio {
 
   /** The next message matching `match`, waiting for it. */
   async next(match: (message: any) => boolean, timeoutMs = 10_000): Promise<any> {
-    const deadline = Date.now() + timeoutMs;
+    // before its first line the wait includes eng-mcp's start (over 10 s on a machine at load 15)
+    const deadline = Date.now() + (this.rawLines.length === 0 ? Math.max(timeoutMs, 20_000) : timeoutMs);
     while (Date.now() < deadline) {
       const index = this.received.findIndex(match);
       if (index !== -1) return this.received.splice(index, 1)[0];
