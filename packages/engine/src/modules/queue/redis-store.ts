@@ -922,7 +922,16 @@ export class RedisQueueBroker implements QueueBroker {
 
   async dlqPage(name: string, offset: number, limit: number): Promise<{ messages: StoredMessage[]; total: number }> {
     const dlq = `${this.prefix}dlq:${name}`;
-    const ids = await this.redis.zrange(dlq, String(offset), String(offset + limit - 1));
+    // the page's ids and the total from one moment (MULTI): read apart, messages failing in between
+    // gave a page of one under a total of three
+    const [[, total], [, ids]] = ((await this.redis
+      .multi()
+      .zcard(dlq)
+      .zrange(dlq, String(offset), String(offset + limit - 1))
+      .exec()) ?? [
+      [null, 0],
+      [null, []],
+    ]) as [[unknown, number], [unknown, string[]]];
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(`${this.prefix}m:${id}`);
     const rows = ids.length ? ((await pipeline.exec()) ?? []) : [];
@@ -941,7 +950,7 @@ export class RedisQueueBroker implements QueueBroker {
         failedAt: h.failedAt ? Number(h.failedAt) : null,
       });
     });
-    return { messages, total: await this.redis.zcard(dlq) };
+    return { messages, total };
   }
 
   redrive(name: string, id: string | null): Promise<number> {
