@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compileEntry } from '../packages/engine/scripts/compile.ts';
+import { compileEntry } from '../packages/engine/scripts/compile.mjs';
 import { ensureEngineBundle, useEngineBundle } from './engine-bundle.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
@@ -31,7 +31,7 @@ export function engArgs(args: readonly string[]): string[] {
 
 /**
  * Node arguments that run a TypeScript entry of this repository (an absolute path or one relative to
- * the root): its compiled file (packages/engine/scripts/compile.ts: about half the CPU of tsx per
+ * the root): its compiled file (packages/engine/scripts/compile.mjs: about half the CPU of tsx per
  * start, the same code), or the source through tsx when it cannot be compiled or
  * `ENG_TEST_ENGINE=source`. `callMain` for a module that exports main() and runs only as a script.
  */

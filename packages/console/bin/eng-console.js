@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx (no build step), like packages/engine/bin/eng.js.
-import { register } from 'tsx/esm/api';
+// Runs the TypeScript CLI compiled ahead (packages/engine/scripts/compile.mjs: rebuilt whenever a
+// source is newer), or through tsx where it cannot be compiled or ENG_FROM_SOURCE=1.
+import { runEntry } from '../../engine/scripts/compile.mjs';
 
-register();
-const { main } = await import('../src/cli.ts');
-await main();
+await runEntry(new URL('../src/cli.ts', import.meta.url), { callMain: true });

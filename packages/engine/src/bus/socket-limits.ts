@@ -182,7 +182,8 @@ const LARGE_FRAME_BYTES = 64 * 1024;
  * frame whole before handing it over, so 24 connections each sending a 60 MB frame held 1.5 GB.
  * Every chunk read from a watched socket counts until its connection completes a frame (message,
  * ping or pong); while the total is over `maxBytes`, a connection that has received more than
- * 64 KiB of its current frame is closed with 1009 and a reason naming the key, and no longer read.
+ * 64 KiB of its current frame is closed with 1009 and a reason naming the key, and no longer read
+ * (its bytes leave the budget then).
  * The count is per chunk, so it may be off by one chunk per connection (at most 64 KiB).
  */
 export class FrameBudget {
@@ -218,6 +219,9 @@ export class FrameBudget {
       if (this.total > this.maxBytes && pending > LARGE_FRAME_BYTES) {
         refused = true;
         this.refuse(ws, socket, pending);
+        // its bytes leave the budget now: the socket is read no more and goes within a second, and
+        // a connection finishing a frame meanwhile must not be refused for bytes already given up
+        release();
       }
     });
     // control frames (ping, pong) may come between the fragments of a message: each releases only

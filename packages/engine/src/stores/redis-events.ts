@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
+import { redisClient } from './optional-deps.ts';
 import { acquireRedis, checkRedis, releaseRedis } from './redis.ts';
 
 /**
@@ -21,7 +22,7 @@ export class RedisEventFanout<T> {
   ) {
     this.publisher = acquireRedis(url);
     // a connection in subscriber mode can issue nothing else, so it has its own
-    this.subscriber = new Redis(url, { maxRetriesPerRequest: 3 });
+    this.subscriber = new (redisClient())(url, { maxRetriesPerRequest: 3 });
     this.subscriber.on('error', () => {
       // reconnects by itself; ioredis re-subscribes after a reconnect
     });

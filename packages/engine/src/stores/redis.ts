@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { compareKeys, decode, encode } from './memory.ts';
+import { redisClient } from './optional-deps.ts';
 import { KEEP_CURRENT, type KvEntry, type KvStore, type ListOptions, type UpdateResult } from './types.ts';
 
 // Each script touches one scope's hash (KEYS[1]) and the set of scopes (KEYS[2]) atomically.
@@ -56,6 +57,7 @@ const connections = new Map<string, SharedConnection>();
 export function acquireRedis(url: string): ScriptedRedis {
   let shared = connections.get(url);
   if (!shared) {
+    const Redis = redisClient();
     const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 }) as ScriptedRedis;
     redis.on('error', () => {
       // ioredis reconnects by itself; failed commands reject with the reason

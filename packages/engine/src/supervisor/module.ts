@@ -4,7 +4,7 @@ import { Socket } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { compileEntry } from '../../scripts/compile.ts';
+import { compileEntry } from '../../scripts/compile.mjs';
 import { type AdoptedUpgrade, type BusAddress, type BusAdopt, BusService } from '../bus/server.ts';
 import type { WorkerEntry } from '../config/load.ts';
 import type { EngineModule } from '../core/module.ts';
@@ -152,7 +152,7 @@ export function localUrl(scheme: 'http' | 'ws', address: ListenAddress | undefin
 }
 
 /**
- * The catalog's workers an entry list launches, compiled ahead (scripts/compile.ts): each starts in
+ * The catalog's workers an entry list launches, compiled ahead (scripts/compile.mjs): each starts in
  * about half the CPU of the same source through tsx (a chat stack is seven processes). The console
  * worker stays on tsx (it generates its embedded UI module before loading it). A worker that cannot
  * be compiled here runs from source; ENG_FROM_SOURCE=1 runs them all from source.

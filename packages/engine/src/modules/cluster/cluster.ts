@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
 import { EngError, type ErrorBody, ErrorCode, type FunctionRecord } from '@eng/protocol';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { ChannelManager } from '../../bus/channels.ts';
 import type { Core } from '../../core/core.ts';
 import { type ClusterDirectory, type FunctionEntry, functionKind, type InvocationInfo } from '../../core/functions.ts';
 import { type InvokeOutcome, JsonText, type Settle } from '../../core/invoker.ts';
 import type { Logger } from '../../log.ts';
+import { redisClient } from '../../stores/optional-deps.ts';
 import { checkRedis } from '../../stores/redis.ts';
 import { bridgeChannels } from './channel-bridge.ts';
 import type { ClusterConfig } from './config.ts';
@@ -130,6 +131,7 @@ export class Cluster implements ClusterDirectory {
   async start(): Promise<void> {
     const url = this.config.redis_url;
     // commands fail at once while Redis is away (a call is refused, not queued for later)
+    const Redis = redisClient();
     this.cmd = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     this.sub = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null });
     for (const redis of [this.cmd, this.sub]) redis.on('error', () => {});

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describeZodError } from '@eng/protocol';
-import { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, connect, type GetMessage, type Options } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, GetMessage, Options } from 'amqplib';
 import type { TriggerBinding } from '../../core/triggers.ts';
 import type { Logger } from '../../log.ts';
+import { amqp } from '../../stores/optional-deps.ts';
 import type { QueueBroker, TopicStats } from './broker.ts';
 import {
   backoffDelay,
@@ -117,7 +118,7 @@ export class RabbitQueueBroker implements QueueBroker {
 
   /** Open the connection and its channels; consumers that should run start again. */
   private async connect(): Promise<void> {
-    const connection = await connect(this.deps.adapter.amqp_url, { noDelay: true });
+    const connection = await amqp().connect(this.deps.adapter.amqp_url, { noDelay: true });
     // at once: an 'error' without a listener would end the process, and a close during the setup
     // below must not go unnoticed (connectionLost ignores a connection that is not the current one)
     connection.on('error', (err: Error) => this.deps.log.error('rabbitmq connection error', { error: err.message }));

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describeZodError } from '@eng/protocol';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { TriggerBinding } from '../../core/triggers.ts';
 import type { Logger } from '../../log.ts';
+import { redisClient } from '../../stores/optional-deps.ts';
 import { checkRedis } from '../../stores/redis.ts';
 import type { QueueBroker, TopicStats } from './broker.ts';
 import {
@@ -382,6 +383,7 @@ export class RedisQueueBroker implements QueueBroker {
     this.leaseMs = deps.adapter.lease_ms;
     this.heartbeatMs = Math.max(50, Math.min(5000, Math.floor(this.leaseMs / 3)));
     // commands issued in one turn go out in one write (the queue issues many small ones)
+    const Redis = redisClient();
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true }) as QueueRedis;
     this.redis.on('error', () => {
       // ioredis reconnects by itself; failed commands reject with the reason

@@ -1,7 +1,10 @@
 /**
  * A TypeScript entry of this repository compiled ahead into one JavaScript file, for the workers
- * the engine launches (the console worker, eng-mcp, the worktree worker, the chat roles) and for
- * the workers tests start.
+ * the engine launches (the console worker, eng-mcp, the worktree worker, the chat roles), for the
+ * commands' bin scripts (`runEntry`: eng-mcp, eng-console, eng-worktree) and for the workers tests
+ * start. (eng-console-worker generates its embedded UI module before loading the code that imports
+ * it, and eng-chat imports its role's module by a computed path: both stay on tsx.) Plain JavaScript, so that a bin script loads it
+ * without tsx; compile.d.mts gives TypeScript its types.
  *
  * Through tsx every start of such a worker transforms and loads its modules one by one: about
  * 1.3 s of CPU on this 2-core machine, and a chat stack is seven of them. The compiled file starts
@@ -20,9 +23,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-
-type Esbuild = typeof import('esbuild');
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Builds started by this process: part of each temporary file's name (two builds of one entry may overlap). */
 let builds = 0;
@@ -32,27 +33,17 @@ const FORMAT = 1;
 /** Workspace packages that run from their built dist/ (plain-node workers import them): left as imports. */
 const PREBUILT = new Set(['@eng/protocol', '@eng/sdk']);
 
-export interface CompileOptions {
-  /** The repository root (the cache is under its node_modules). */
-  root: string;
-  /** Call the entry's exported `main()` after loading it (a module that runs only as a script). */
-  callMain?: boolean;
-}
-
-interface Manifest {
-  format: number;
-  inputs: string[];
-}
-
-function loadEsbuild(root: string): Esbuild | undefined {
+/** @returns {typeof import('esbuild') | undefined} */
+function loadEsbuild(root) {
   try {
-    return createRequire(join(root, 'package.json'))('esbuild') as Esbuild;
+    return createRequire(join(root, 'package.json'))('esbuild');
   } catch {
     return undefined;
   }
 }
 
-function mtime(path: string): number {
+/** @param {string} path */
+function mtime(path) {
   try {
     return statSync(path).mtimeMs;
   } catch {
@@ -60,11 +51,13 @@ function mtime(path: string): number {
   }
 }
 
-function fresh(out: string, manifestPath: string): boolean {
+/** @param {string} out @param {string} manifestPath */
+function fresh(out, manifestPath) {
   if (!existsSync(out) || !existsSync(manifestPath)) return false;
-  let manifest: Manifest;
+  /** @type {{ format: number, inputs: string[] }} */
+  let manifest;
   try {
-    manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest;
+    manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
   } catch {
     return false;
   }
@@ -74,7 +67,8 @@ function fresh(out: string, manifestPath: string): boolean {
 }
 
 /** Each module's import.meta location, written as its source file's. */
-function sourceLocations(): import('esbuild').Plugin {
+/** @returns {import('esbuild').Plugin} */
+function sourceLocations() {
   return {
     name: 'eng-source-locations',
     setup(build) {
@@ -93,12 +87,13 @@ function sourceLocations(): import('esbuild').Plugin {
 }
 
 /** npm packages and the prebuilt workspace packages stay imports; other workspace packages are compiled in. */
-function externals(): import('esbuild').Plugin {
+/** @returns {import('esbuild').Plugin} */
+function externals() {
   return {
     name: 'eng-externals',
     setup(build) {
       build.onResolve({ filter: /^[^./]/ }, (args) => {
-        const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : (args.path.split('/')[0] as string);
+        const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
         if (name.startsWith('@eng/') && !PREBUILT.has(name)) return undefined;
         return { path: args.path, external: true };
       });
@@ -110,8 +105,11 @@ function externals(): import('esbuild').Plugin {
  * The compiled file of `source` (an absolute path to a .ts entry), built when missing or older than
  * one of its sources (esbuild's async API: it runs plugins only there). Undefined when it cannot
  * be built here: the caller runs the source through tsx.
+ * @param {string} source
+ * @param {import('./compile.d.mts').CompileOptions} options
+ * @returns {Promise<string | undefined>}
  */
-export async function compileEntry(source: string, options: CompileOptions): Promise<string | undefined> {
+export async function compileEntry(source, options) {
   const root = resolve(options.root);
   const cacheDir = join(root, 'node_modules/.cache/eng-compiled');
   const name = relative(root, source)
@@ -131,7 +129,7 @@ export async function compileEntry(source: string, options: CompileOptions): Pro
           contents: `import { main } from ${JSON.stringify(source)};\nawait main();\n`,
           resolveDir: dirname(source),
           sourcefile: `${name}.main.ts`,
-          loader: 'ts' as const,
+          loader: /** @type {const} */ ('ts'),
         },
       }
     : { entryPoints: [source] };
@@ -152,7 +150,7 @@ export async function compileEntry(source: string, options: CompileOptions): Pro
       .filter((input) => !input.startsWith('<'))
       .map((input) => resolve(root, input));
     inputs.push(source);
-    const manifest: Manifest = { format: FORMAT, inputs: [...new Set(inputs)] };
+    const manifest = { format: FORMAT, inputs: [...new Set(inputs)] };
     writeFileSync(`${manifestPath}.${unique}.tmp`, JSON.stringify(manifest));
     renameSync(`${manifestPath}.${unique}.tmp`, manifestPath);
     renameSync(temp, out);
@@ -160,4 +158,34 @@ export async function compileEntry(source: string, options: CompileOptions): Pro
   } catch {
     return undefined;
   }
+}
+
+/** The repository root above `dir`: the nearest folder whose node_modules holds esbuild (undefined: none). */
+/** @param {string} dir @returns {string | undefined} */
+function repositoryRoot(dir) {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, 'node_modules/esbuild/package.json'))) return at;
+    if (dirname(at) === at) return undefined;
+  }
+}
+
+/**
+ * Run a command's TypeScript entry from a bin script: its compiled file (built first when missing
+ * or stale), or the source through tsx when it cannot be compiled here or `ENG_FROM_SOURCE=1`.
+ * Compiled, `eng-mcp --version` took 0.5 s of CPU instead of 1.6 s on this 2-core machine.
+ * @param {URL} entry the entry's file URL
+ * @param {{ callMain?: boolean }} [options] call the entry's exported `main()` (a module that runs only as a script)
+ */
+export async function runEntry(entry, options = {}) {
+  const source = fileURLToPath(entry);
+  const root = process.env.ENG_FROM_SOURCE === '1' ? undefined : repositoryRoot(dirname(source));
+  const compiled = root ? await compileEntry(source, { root, callMain: options.callMain }) : undefined;
+  if (compiled) {
+    await import(pathToFileURL(compiled).href);
+    return;
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  const module = await import(entry.href);
+  if (options.callMain) await module.main();
 }
