@@ -18,9 +18,20 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { ensureWebBuild } from '../packages/web/scripts/build.ts';
+import { compileEntry } from '../packages/engine/scripts/compile.mjs';
 import { ensureEngineBundle } from './engine-bundle.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
+/** TypeScript entries the tests run compiled (bins, chat roles, workers): [file, callMain]. */
+const COMPILED_ENTRIES: Array<[string, boolean]> = [
+  ['packages/mcp/src/main.ts', false],
+  ['packages/console/src/cli.ts', true],
+  ['packages/worktree/src/main.ts', false],
+  ['examples/orders/src/main.ts', false],
+  ...['router', 'providers/openai', 'providers/anthropic', 'context', 'harness', 'session', 'approval'].map(
+    (role): [string, boolean] => [`packages/harness/src/${role}/worker.ts`, true],
+  ),
+];
 const PHASES = ['vitest', 'e2e', 'perf'] as const;
 type Phase = (typeof PHASES)[number];
 
@@ -161,8 +172,12 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
 
   const suiteStarted = Date.now();
-  process.stdout.write('npm test: building what the phases share (SDK dist, engine bundle, web UI)\n');
+  process.stdout.write('npm test: building what the phases share (SDK dist, engine bundle, compiled entries, web UI)\n');
   ensureEngineBundle();
+  // the entries many test files start, compiled once here rather than by several files at once
+  await Promise.all(
+    COMPILED_ENTRIES.map(([file, callMain]) => compileEntry(join(ROOT, file), { root: ROOT, callMain }).catch(() => undefined)),
+  );
   if (options.phases.some((p) => p !== 'vitest')) ensureWebBuild({ log: (line) => process.stdout.write(`npm test: ${line}\n`) });
 
   const pw = (project: string) => [
