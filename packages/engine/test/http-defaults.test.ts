@@ -52,6 +52,8 @@ function post(path: string, body: Buffer, chunked = false): Promise<{ status: nu
     req.on('error', (err) => {
       if (!answered) reject(err);
     });
+    // and a write still in flight when it does fails on the socket after the request is done with it
+    req.on('socket', (socket) => socket.on('error', () => {}));
     if (!chunked) {
       req.end(body);
       return;
