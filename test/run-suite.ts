@@ -17,8 +17,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { ensureWebBuild } from '../packages/web/scripts/build.ts';
 import { compileEntry } from '../packages/engine/scripts/compile.mjs';
+import { ensureWebBuild } from '../packages/web/scripts/build.ts';
 import { ensureEngineBundle } from './engine-bundle.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -28,9 +28,10 @@ const COMPILED_ENTRIES: Array<[string, boolean]> = [
   ['packages/console/src/cli.ts', true],
   ['packages/worktree/src/main.ts', false],
   ['examples/orders/src/main.ts', false],
-  ...['router', 'providers/openai', 'providers/anthropic', 'context', 'harness', 'session', 'approval'].map(
-    (role): [string, boolean] => [`packages/harness/src/${role}/worker.ts`, true],
-  ),
+  ...['router', 'providers/openai', 'providers/anthropic', 'context', 'harness', 'session', 'approval'].map((role): [string, boolean] => [
+    `packages/harness/src/${role}/worker.ts`,
+    true,
+  ]),
 ];
 const PHASES = ['vitest', 'e2e', 'perf'] as const;
 type Phase = (typeof PHASES)[number];
