@@ -179,7 +179,8 @@ function repositoryRoot(dir) {
 export async function runEntry(entry, options = {}) {
   const source = fileURLToPath(entry);
   const root = process.env.ENG_FROM_SOURCE === '1' ? undefined : repositoryRoot(dirname(source));
-  const compiled = root ? await compileEntry(source, { root, callMain: options.callMain }) : undefined;
+  // a cache that cannot be written (a read-only checkout) runs the source instead
+  const compiled = root ? await compileEntry(source, { root, callMain: options.callMain }).catch(() => undefined) : undefined;
   if (compiled) {
     await import(pathToFileURL(compiled).href);
     return;
