@@ -2,9 +2,9 @@
  * A TypeScript entry of this repository compiled ahead into one JavaScript file, for the workers
  * the engine launches (the console worker, eng-mcp, the worktree worker, the chat roles), for the
  * commands' bin scripts (`runEntry`: eng-mcp, eng-console, eng-worktree) and for the workers tests
- * start. (eng-console-worker generates its embedded UI module before loading the code that imports
- * it, and eng-chat imports its role's module by a computed path: both stay on tsx.) Plain JavaScript, so that a bin script loads it
- * without tsx; compile.d.mts gives TypeScript its types.
+ * start. eng-console-worker (it generates its embedded UI module before loading the code that
+ * imports it) and eng-chat (it imports its role's module by a computed path) stay on tsx. Plain
+ * JavaScript, so that a bin script loads it without tsx; compile.d.mts gives TypeScript its types.
  *
  * Through tsx every start of such a worker transforms and loads its modules one by one: about
  * 1.3 s of CPU on this 2-core machine, and a chat stack is seven of them. The compiled file starts
@@ -160,8 +160,11 @@ export async function compileEntry(source, options) {
   }
 }
 
-/** The repository root above `dir`: the nearest folder whose node_modules holds esbuild (undefined: none). */
-/** @param {string} dir @returns {string | undefined} */
+/**
+ * The repository root above `dir`: the nearest folder whose node_modules holds esbuild (undefined: none).
+ * @param {string} dir
+ * @returns {string | undefined}
+ */
 function repositoryRoot(dir) {
   for (let at = dir; ; at = dirname(at)) {
     if (existsSync(join(at, 'node_modules/esbuild/package.json'))) return at;
@@ -172,7 +175,7 @@ function repositoryRoot(dir) {
 /**
  * Run a command's TypeScript entry from a bin script: its compiled file (built first when missing
  * or stale), or the source through tsx when it cannot be compiled here or `ENG_FROM_SOURCE=1`.
- * Compiled, `eng-mcp --version` took 0.5 s of CPU instead of 1.6 s on this 2-core machine.
+ * Compiled, `eng-mcp --version` took 0.55 s of CPU instead of 1.33 s on this 2-core machine.
  * @param {URL} entry the entry's file URL
  * @param {{ callMain?: boolean }} [options] call the entry's exported `main()` (a module that runs only as a script)
  */

@@ -9,6 +9,7 @@ const load = createRequire(import.meta.url);
 
 let ioredis: typeof import('ioredis') | undefined;
 let amqplib: typeof import('amqplib') | undefined;
+let ajv: { Ajv: typeof import('ajv').Ajv; formats: unknown } | undefined;
 
 /** ioredis's client class. */
 export function redisClient(): typeof import('ioredis').Redis {
@@ -20,4 +21,10 @@ export function redisClient(): typeof import('ioredis').Redis {
 export function amqp(): typeof import('amqplib') {
   amqplib ??= load('amqplib') as typeof import('amqplib');
   return amqplib;
+}
+
+/** ajv's class and the ajv-formats module (its plugin is the module or its `default`). */
+export function ajvModules(): { Ajv: typeof import('ajv').Ajv; formats: unknown } {
+  ajv ??= { Ajv: (load('ajv') as typeof import('ajv')).Ajv, formats: load('ajv-formats') };
+  return ajv;
 }

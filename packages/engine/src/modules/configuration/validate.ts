@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import { ajvModules } from '../../stores/optional-deps.ts';
 
 // JSON Schema validation of configuration values (ajv 8, draft-07 and 2019-09 keywords). Schema
 // `default`s fill missing properties of a value that validates (useDefaults). Error messages never
@@ -13,9 +13,8 @@ let shared: Ajv | undefined;
 
 function ajvInstance(): Ajv {
   if (shared) return shared;
-  const load = createRequire(import.meta.url);
-  const { Ajv: AjvClass } = load('ajv') as typeof import('ajv');
-  const formatsModule = load('ajv-formats') as { default?: FormatsPlugin } & FormatsPlugin;
+  const { Ajv: AjvClass, formats } = ajvModules();
+  const formatsModule = formats as { default?: FormatsPlugin } & FormatsPlugin;
   const addFormats = formatsModule.default ?? formatsModule;
   const ajv = new AjvClass({ allErrors: true, useDefaults: true, strict: false, logger: false, validateSchema: true });
   addFormats(ajv);
