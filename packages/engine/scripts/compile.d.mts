@@ -15,3 +15,15 @@ export function compileEntry(source: string, options: CompileOptions): Promise<s
 
 /** Run a command's TypeScript entry from a bin script: compiled, or through tsx when it cannot be. */
 export function runEntry(entry: URL, options?: { callMain?: boolean }): Promise<void>;
+
+/** Packages that stay imports in a compiled file (native addons, build tools, optional store clients). */
+export const STAY_EXTERNAL: ReadonlySet<string>;
+
+/** The banner that gives a compiled ES module a real `require` (for the CommonJS packages in it). */
+export const REQUIRE_BANNER: string;
+
+/** `@scope/name` or `name` of an import specifier. */
+export function packageName(specifier: string): string;
+
+/** The files whose change makes a build stale (an npm package counts by its package.json). */
+export function manifestInputs(root: string, inputs: string[]): string[];

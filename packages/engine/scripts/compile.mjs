@@ -8,9 +8,9 @@
  *
  * Through tsx every start of such a worker transforms and loads its modules one by one: about
  * 1.3 s of CPU on this 2-core machine, and a chat stack is seven of them. The compiled file starts
- * in about half that. It is the same code: esbuild puts the entry and the workspace modules it
- * imports together (npm packages, @eng/protocol and @eng/sdk stay imports: they run from
- * node_modules and their built dist/), and each module's `import.meta.url`, `import.meta.dirname`
+ * in about half that. It is the same code: esbuild puts the entry, the workspace modules and the
+ * npm packages it imports together (but STAY_EXTERNAL; @eng/protocol and @eng/sdk from their built
+ * dist/), and each workspace module's `import.meta.url`, `import.meta.dirname`
  * and `import.meta.filename` are written as its own source file's, so the paths a module computes
  * from its location (a package.json, a template folder) are the ones it computes from source.
  *
@@ -29,9 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 let builds = 0;
 
 /** Bumped when the way entries are compiled changes: every cached file is rebuilt. */
-const FORMAT = 1;
-/** Workspace packages that run from their built dist/ (plain-node workers import them): left as imports. */
-const PREBUILT = new Set(['@eng/protocol', '@eng/sdk']);
+const FORMAT = 2;
 
 /** @returns {typeof import('esbuild') | undefined} */
 function loadEsbuild(root) {
@@ -86,19 +84,73 @@ function sourceLocations() {
   };
 }
 
-/** npm packages and the prebuilt workspace packages stay imports; other workspace packages are compiled in. */
+/**
+ * Packages that stay imports: native addons (a .node file cannot be bundled), build tools, browsers,
+ * and the optional store clients the engine loads only when configured. Everything else (npm
+ * packages, @eng/protocol and @eng/sdk from their dist/) goes into the file: loading a few hundred
+ * modules one by one (resolving, reading, linking each; zod alone is over a hundred) was most of a
+ * start's CPU, and one copy of each package in the file keeps classes single (an EngError is one
+ * class in the process).
+ */
+export const STAY_EXTERNAL = new Set([
+  'better-sqlite3',
+  'bufferutil',
+  'utf-8-validate',
+  'esbuild',
+  'tsx',
+  'fsevents',
+  'playwright',
+  'playwright-core',
+  '@playwright/test',
+  'ioredis',
+  'amqplib',
+  '@eng/console',
+]);
+
+/**
+ * CommonJS packages put into an ES module call `require` for node's built-ins (and optional addons
+ * inside a try): the file gets a real one, resolving from where the file sits.
+ */
+export const REQUIRE_BANNER =
+  "import { createRequire as __engCreateRequire } from 'node:module'; const require = __engCreateRequire(import.meta.url);";
+
+/** @param {string} specifier */
+export function packageName(specifier) {
+  return specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
+}
+
 /** @returns {import('esbuild').Plugin} */
 function externals() {
   return {
     name: 'eng-externals',
     setup(build) {
       build.onResolve({ filter: /^[^./]/ }, (args) => {
-        const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
-        if (name.startsWith('@eng/') && !PREBUILT.has(name)) return undefined;
+        if (args.path.startsWith('node:') || !STAY_EXTERNAL.has(packageName(args.path))) return undefined;
         return { path: args.path, external: true };
       });
     },
   };
+}
+
+/**
+ * The files whose change makes a build stale: the workspace sources that went in, and for each npm
+ * package in it only its package.json (rewritten when the package is installed again; stat-ing each
+ * of its files at every start would cost more than the build saves).
+ * @param {string} root @param {string[]} inputs relative to root, as esbuild's metafile lists them
+ */
+export function manifestInputs(root, inputs) {
+  const files = new Set();
+  for (const input of inputs) {
+    if (input.startsWith('<')) continue;
+    const at = input.lastIndexOf('node_modules/');
+    if (at < 0) {
+      files.add(resolve(root, input));
+      continue;
+    }
+    const rest = input.slice(at + 'node_modules/'.length);
+    files.add(resolve(root, input.slice(0, at), 'node_modules', packageName(rest), 'package.json'));
+  }
+  return [...files];
 }
 
 /**
@@ -144,11 +196,10 @@ export async function compileEntry(source, options) {
       target: 'node20',
       logLevel: 'silent',
       metafile: true,
+      banner: { js: REQUIRE_BANNER },
       plugins: [externals(), sourceLocations()],
     });
-    const inputs = Object.keys(result.metafile?.inputs ?? {})
-      .filter((input) => !input.startsWith('<'))
-      .map((input) => resolve(root, input));
+    const inputs = manifestInputs(root, Object.keys(result.metafile?.inputs ?? {}));
     inputs.push(source);
     const manifest = { format: FORMAT, inputs: [...new Set(inputs)] };
     writeFileSync(`${manifestPath}.${unique}.tmp`, JSON.stringify(manifest));
