@@ -48,7 +48,12 @@ function mtimeOf(path: string): number {
 
 function newestInput(): number {
   // how the bundle is built counts too (this file, compile.mjs's list of packages left out)
-  let newest = Math.max(newestSource(SOURCES), mtimeOf(INSTALLED), mtimeOf(import.meta.filename), mtimeOf(join(import.meta.dirname, 'compile.mjs')));
+  let newest = Math.max(
+    newestSource(SOURCES),
+    mtimeOf(INSTALLED),
+    mtimeOf(import.meta.filename),
+    mtimeOf(join(import.meta.dirname, 'compile.mjs')),
+  );
   for (const dir of BUNDLED_BUILDS) if (existsSync(dir)) newest = Math.max(newest, newestSource(dir));
   return newest;
 }
