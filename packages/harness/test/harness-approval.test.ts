@@ -56,7 +56,12 @@ describe('harness and the approval gate', () => {
     const done = await collect<any>(stack.client, 'harness::turn-completed', { session_id: sid });
     const { answer, event } = await heldTurn(sid, 'call_dep_allow');
     expect(event).toMatchObject({ session_id: sid, turn_id: answer.turn_id, function_id: 'demo::deploy', status: 'pending' });
-    const status = await stack.client.call<any>('harness::status', { session_id: sid });
+    // the gate announces the held call before the harness has its answer: the status follows shortly
+    let status: any;
+    await waitFor(async () => {
+      status = await stack.client.call<any>('harness::status', { session_id: sid });
+      return status?.status === 'awaiting_functions';
+    }, 15_000).catch(() => undefined); // the expectation below says what the status was
     expect(status).toMatchObject({
       status: 'awaiting_functions',
       pending_function_calls: [{ function_call_id: 'call_dep_allow', function_id: 'demo::deploy', state: 'held' }],
