@@ -25,5 +25,5 @@ export const REQUIRE_BANNER: string;
 /** `@scope/name` or `name` of an import specifier. */
 export function packageName(specifier: string): string;
 
-/** The files whose change makes a build stale (an npm package counts by its package.json). */
+/** The files whose change makes a build stale (an npm package counts by its folder). */
 export function manifestInputs(root: string, inputs: string[]): string[];

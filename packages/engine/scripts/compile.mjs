@@ -29,7 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 let builds = 0;
 
 /** Bumped when the way entries are compiled changes: every cached file is rebuilt. */
-const FORMAT = 2;
+const FORMAT = 3;
 
 /** @returns {typeof import('esbuild') | undefined} */
 function loadEsbuild(root) {
@@ -134,8 +134,9 @@ function externals() {
 
 /**
  * The files whose change makes a build stale: the workspace sources that went in, and for each npm
- * package in it only its package.json (rewritten when the package is installed again; stat-ing each
- * of its files at every start would cost more than the build saves).
+ * package in it only its folder (made anew when npm installs another version; npm dates the files
+ * it unpacks to 1985, so their own times say nothing; stat-ing each of them at every start would
+ * also cost more than the build saves).
  * @param {string} root @param {string[]} inputs relative to root, as esbuild's metafile lists them
  */
 export function manifestInputs(root, inputs) {
@@ -148,7 +149,7 @@ export function manifestInputs(root, inputs) {
       continue;
     }
     const rest = input.slice(at + 'node_modules/'.length);
-    files.add(resolve(root, input.slice(0, at), 'node_modules', packageName(rest), 'package.json'));
+    files.add(resolve(root, input.slice(0, at), 'node_modules', packageName(rest)));
   }
   return [...files];
 }
