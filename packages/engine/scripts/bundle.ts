@@ -3,13 +3,14 @@
  *
  * `eng` runs it (packages/engine/src/cli/main.ts) rather than the TypeScript sources through tsx:
  * the same code, but compiled once ahead instead of transformed at every start, and without the
- * helpers tsx adds to keep function names (a call per closure made): 0.76 s of CPU to "ready"
- * instead of 1.95 s on this 2-core machine (per HTTP request, bench/http showed no clear difference). The suite starts a few hundred engines from it too (test/harness.ts).
+ * helpers tsx adds to keep function names (a call per closure made): 0.44–0.50 s of CPU to "ready"
+ * instead of 1.95 s on this 2-core machine (per HTTP request, bench/http showed no clear
+ * difference). The suite starts a few hundred engines from it too (test/harness.ts).
  *
  * esbuild puts packages/engine/src together with the npm packages it imports and @eng/protocol and
  * @eng/sdk from their built dist/ (but the native, build-time and optional ones: STAY_EXTERNAL in
  * compile.mjs): loading zod, yaml, ws and the rest module by module was a third of a start's CPU
- * (0.58–0.71 s to "ready" with them as imports, 0.40–0.50 s in the file). It is rebuilt whenever a
+ * (0.57–0.71 s to "ready" with them as imports, 0.40–0.50 s in the file). It is rebuilt whenever a
  * source file, a dist/ of those two or the installed packages are newer than it, so an edit to the
  * engine never runs from an old build. The file
  * sits as deep in the package as src/cli/program.ts, so the paths the engine computes from its own
