@@ -34,7 +34,7 @@ describe('compiled entries and their npm packages', () => {
     const source = join(root, 'src/main.ts');
     writeFileSync(
       source,
-      "import greeting from 'greeting';\nexport const optional = () => import('ioredis');\nconsole.log(`greeting ${greeting.version}`);\n",
+      "import greeting from 'greeting';\nexport const optional = () => import('ioredis');\nconsole.log('greeting ' + greeting.version);\n",
     );
     installPackage(root, '1.0.0');
 
