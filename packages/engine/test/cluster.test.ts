@@ -44,6 +44,8 @@ function clusterYaml(redisUrl: string, engineId: string): string {
     '  - name: eng-http',
     '    config:',
     '      port: {{HTTP_PORT}}',
+    // e1's requests end after 3 s: the deadline test below waits for it
+    ...(engineId === 'e1' ? ['      default_timeout: 3000'] : []),
     '  - name: eng-cron',
     '    config:',
     '      adapter:',
@@ -73,6 +75,8 @@ let w2: IiiWorker; // iii-sdk on e2
 let w3: IiiWorker; // iii-sdk on e3
 /** Calls of job::hold that reached e3's worker (they never answer). */
 let held = 0;
+/** What slow::wait on e2 saw: started, and the reason its signal aborted with. */
+const waits: Array<{ started: number; aborted?: string }> = [];
 
 const httpUrl = (id: string, path: string) => `http://127.0.0.1:${engines[id]?.ports.HTTP}/${path}`;
 const list = (client: EngClient) =>
@@ -129,6 +133,20 @@ beforeAll(async () => {
   tracer2.registerFunction('trace::probe', (_input, ctx) => ({ traceparent: ctx.traceparent }));
   tracer2.registerFunction('trace::route', (_input, ctx) => ({ status_code: 200, body: { traceparent: ctx.traceparent } }));
   tracer2.registerTrigger({ type: 'http', function_id: 'trace::route', config: { api_path: 'trace/probe', http_method: 'GET' } });
+  // runs until its call is cancelled (ctx.signal), or for a minute
+  tracer2.registerFunction('slow::wait', (_input, ctx) => {
+    const seen: { started: number; aborted?: string } = { started: Date.now() };
+    waits.push(seen);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({ finished: true }), 60_000);
+      ctx.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        seen.aborted = String(ctx.signal.reason?.message ?? ctx.signal.reason);
+        resolve({ finished: false });
+      });
+    });
+  });
+  tracer2.registerTrigger({ type: 'http', function_id: 'slow::wait', config: { api_path: 'slow', http_method: 'GET' } });
   await tracer2.ready();
 
   caller = connect(engines.e1!.busUrl, { name: 'caller-e1' });
@@ -136,7 +154,7 @@ beforeAll(async () => {
   // every function and route of e2 and e3 has reached e1
   await waitFor(async () => {
     const fns = await list(caller);
-    return ['math::add', 'math::fail', 'pub::echo', 'stream::download', 'items::upload', 'greet::hello', 'trace::route', 'job::hold'].every(
+    return ['math::add', 'math::fail', 'pub::echo', 'stream::download', 'items::upload', 'greet::hello', 'trace::route', 'job::hold', 'slow::wait'].every(
       (id) => fns.has(id),
     ) && fns.get('dup::where')?.engines?.length === 2
       ? fns
@@ -246,6 +264,44 @@ describe('calls routed between engines', () => {
     const uploaded = await fetch(httpUrl('e1', 'upload'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
     expect(uploaded.status).toBe(201);
     expect(await uploaded.json()).toEqual({ bytes: 300_000, head: 'start' });
+  });
+});
+
+describe('cancels and deadlines cross the hop', () => {
+  const busy = async (client: EngClient) => {
+    const r = await client.call<{ workers: Array<{ name?: string; active_invocations: number }> }>('engine::workers::list', {});
+    return r.workers.find((w) => w.name === 'tracer-e2')?.active_invocations;
+  };
+
+  it("a caller on e1 cancels a call running on e2: it ends at once, and e2's worker sees its signal abort", async () => {
+    waits.length = 0;
+    const controller = new AbortController();
+    const call = caller.call('slow::wait', {}, { signal: controller.signal, timeoutMs: 30_000 }).catch((e: unknown) => e);
+    await waitFor(() => waits.length > 0, 5000);
+    const cancelledAt = Date.now();
+    controller.abort(new Error('user pressed stop'));
+    expect(await call).toMatchObject({ code: 'invocation_cancelled' });
+    // the function on the other engine stops too: its ctx.signal aborts with the caller's reason
+    await waitFor(() => waits[0]?.aborted !== undefined, 5000);
+    expect(Date.now() - cancelledAt).toBeLessThan(3000);
+    expect(waits[0]?.aborted).toContain('user pressed stop');
+    expect(await busy(tracer2)).toBe(0);
+  });
+
+  it("a request's deadline on e1 ends the call on e2 too: its worker is not left busy", async () => {
+    waits.length = 0;
+    await waitFor(async () => {
+      const r = await fetch(httpUrl('e1', 'hello/x'));
+      return r.status === 200;
+    }, 10_000);
+    const started = Date.now();
+    const res = await fetch(httpUrl('e1', 'slow'));
+    expect(res.status).toBe(504); // e1's default_timeout: 3 s
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(waits).toHaveLength(1);
+    // e2 ran the call under the deadline e1 gave it: the call is over there as well (before this
+    // change e2 waited on its worker forever and the worker stayed busy)
+    expect(await waitFor(async () => ((await busy(tracer2)) === 0 ? true : null), 5000)).toBe(true);
   });
 });
 

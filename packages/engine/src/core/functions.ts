@@ -15,6 +15,8 @@ export interface InvocationInfo {
    * can be handed on as an owned payload (`InvokeOptions.payloadOwned`).
    */
   inputOwned?: boolean;
+  /** What was left of the caller's deadline when the call started (ms); none when it has none. */
+  timeoutMs?: number;
 }
 
 export type InProcessHandler = (input: unknown, info: InvocationInfo) => unknown | Promise<unknown>;

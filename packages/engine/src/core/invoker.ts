@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EngError, EngineFunction, type ErrorBody, ErrorCode, type TriggerAction } from '@eng/protocol';
 import type { Logger } from '../log.ts';
-import { type FunctionRegistry, functionKind, type InProcessHandler } from './functions.ts';
+import { type FunctionRegistry, functionKind, type InProcessHandler, type InvocationInfo } from './functions.ts';
 import { newUuid } from './ids.ts';
 import { idTooLong } from './json-limits.ts';
 import type { WorkerRegistry } from './workers.ts';
@@ -250,6 +250,8 @@ export class Invoker {
   private readonly pending = new Map<string, Pending>();
   /** Forwarding calls by their own invocation id, so cancelling one cancels the call it became. */
   private readonly forwards = new Map<string, ForwardLink>();
+  /** In-process calls that can be cancelled (a call routed to another engine), by invocation id. */
+  private readonly cancellable = new Map<string, { callerWorkerId: string | undefined; cancel: (reason: string | undefined) => void }>();
   /** Set by the bus: how an executing worker hears that its call was cancelled. */
   onCancel?: CancelNotice;
   readonly observers: InvocationObserver[] = [];
@@ -523,6 +525,13 @@ export class Invoker {
       if (link.callerWorkerId !== byWorkerId) return false;
       return this.cancel(link.innerInvocationId, byWorkerId, reason);
     }
+    const inProcess = this.cancellable.get(invocationId);
+    if (inProcess) {
+      if (inProcess.callerWorkerId !== byWorkerId) return false;
+      this.cancellable.delete(invocationId);
+      inProcess.cancel(reason);
+      return true;
+    }
     const pending = this.pending.get(invocationId);
     if (!pending || pending.call.callerWorkerId !== byWorkerId) return false;
     const { executorWorkerId, functionId } = pending.call;
@@ -536,6 +545,20 @@ export class Invoker {
       }
     }
     return true;
+  }
+
+  /**
+   * An in-process handler whose work can be stopped (a call routed to another engine) says how:
+   * a cancel from the call's caller runs `cancel`, which must end the handler's promise with
+   * `invocation_cancelled`. Returns the function that forgets it once the call is over.
+   */
+  onCancelled(info: InvocationInfo, cancel: (reason: string | undefined) => void): () => void {
+    const id = info.invocationId;
+    const entry = { callerWorkerId: info.callerWorkerId, cancel };
+    this.cancellable.set(id, entry);
+    return () => {
+      if (this.cancellable.get(id) === entry) this.cancellable.delete(id);
+    };
   }
 
   /** A forwarding call ended: nothing left to cancel under its id. */
@@ -654,6 +677,7 @@ function handlerInfo(call: CallRecord, options: InvokeOptions) {
     baggage: call.baggage,
     metadata: options.metadata,
     inputOwned: options.payloadOwned === true,
+    timeoutMs: options.timeoutMs,
   };
 }
 

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { ChannelManager } from '../../bus/channels.ts';
 import type { Core } from '../../core/core.ts';
 import { type ClusterDirectory, type FunctionEntry, functionKind, type InvocationInfo } from '../../core/functions.ts';
+import { newUuid } from '../../core/ids.ts';
 import { type InvokeOutcome, JsonText, type Settle } from '../../core/invoker.ts';
 import type { Logger } from '../../log.ts';
 import { redisClient } from '../../stores/optional-deps.ts';
@@ -21,7 +22,8 @@ import type { ClusterConfig } from './config.ts';
 //   a subscriber: a killed engine's connection closes, so it is gone at the next check
 //   (`check_ms`), and the calls it was running end at once with `invocation_stopped`.
 // Wire: a call is `C` + JSON header + "\n" + JSON data; a result is `R <corr> <flag>\n` + JSON
-// (flag `ok`, `err`, or `miss` when the function was not there any more).
+// (flag `ok`, `err`, or `miss` when the function was not there any more); a cancel is
+// `X <corr> <calling engine>\n` + the reason (the owner cancels the call as its caller would).
 
 interface AnnouncedFunction {
   id: string;
@@ -69,6 +71,8 @@ interface CallHeader {
   tp?: string;
   bg?: string;
   md?: unknown;
+  /** ms left of the caller's deadline: the owner's call times out with it */
+  to?: number;
 }
 
 interface PendingCall {
@@ -94,6 +98,8 @@ export class Cluster implements ClusterDirectory {
   /** The directory: one entry per function id some other member serves. */
   private readonly entries = new Map<string, FunctionEntry>();
   private readonly pending = new Map<string, PendingCall>();
+  /** Calls this engine runs for other members, by `<engine> <corr>`: what a cancel from there stops. */
+  private readonly serving = new Map<string, { inv: string; cw: string | undefined }>();
   /** Mirrored HTTP routes: binding id → the member whose route it is and what was bound. */
   private readonly mirrors = new Map<string, { engineId: string; key: string }>();
   private corr = 0;
@@ -492,11 +498,38 @@ export class Cluster implements ClusterDirectory {
     if (info.traceparent) header.tp = info.traceparent;
     if (info.baggage) header.bg = info.baggage;
     if (info.metadata !== undefined && info.metadata !== null) header.md = info.metadata;
+    // the deadline crosses the hop: the owner's call to its worker ends when this one does
+    if (info.timeoutMs) header.to = info.timeoutMs;
     const body = input === undefined ? 'null' : JSON.stringify(input);
     return new Promise((resolve, reject) => {
       const call: PendingCall = { functionId, engineId: '', tried: [], header, body, resolve, reject };
+      // a cancel from this call's caller reaches the engine running it (and its worker)
+      const forget = this.core.invoker.onCancelled(info, (reason) => this.cancelCall(call, reason));
+      call.resolve = (value) => {
+        forget();
+        resolve(value);
+      };
+      call.reject = (error) => {
+        forget();
+        reject(error);
+      };
       void this.send(call);
     });
+  }
+
+  /** The caller gave the call up: it ends here now, and its owner is told to stop it. */
+  private cancelCall(call: PendingCall, reason: string | undefined): void {
+    const corr = call.header.c;
+    if (corr && this.pending.get(corr) === call) {
+      this.pending.delete(corr);
+      // one line: a reason's newlines would not change the frame, but keep it readable
+      const text = (reason ?? '').slice(0, 1000);
+      this.cmd.publish(this.engineChannel(call.engineId), `X ${corr} ${this.engineId}\n${text}`).catch((err: Error) => {
+        this.log.warn(`cluster: the cancel of ${call.functionId} could not reach engine ${call.engineId}: ${err.message}`);
+      });
+    }
+    const message = reason ? `Invocation cancelled by its caller: ${reason}` : 'Invocation cancelled by its caller';
+    call.reject(new EngError(ErrorCode.InvocationCancelled, message));
   }
 
   private pickOwner(call: PendingCall): string | undefined {
@@ -555,6 +588,20 @@ export class Cluster implements ClusterDirectory {
     const kind = message[0];
     if (kind === 0x52 /* R */) this.onResult(message);
     else if (kind === 0x43 /* C */) this.onCall(message);
+    else if (kind === 0x58 /* X */) this.onCancel(message);
+  }
+
+  /** The calling engine gave up a call it sent here: cancel it as its caller would have. */
+  private onCancel(message: Buffer): void {
+    const newline = message.indexOf(0x0a);
+    if (newline < 0) return;
+    const [, corr, from] = message.subarray(0, newline).toString().split(' ');
+    const key = `${from} ${corr}`;
+    const running = this.serving.get(key);
+    if (!running) return;
+    this.serving.delete(key);
+    const reason = message.subarray(newline + 1).toString() || undefined;
+    this.core.invoker.cancel(running.inv, running.cw, reason);
   }
 
   private onResult(message: Buffer): void {
@@ -609,9 +656,13 @@ export class Cluster implements ClusterDirectory {
     // the caller engine's channel refs become channels here, relayed there (an HTTP request's body and response)
     const channels = this.channels();
     const bridged = callerBus && channels ? bridgeChannels(channels, data, callerBus) : undefined;
+    const servingKey = `${header.from} ${header.c}`;
+    const invocationId = header.inv ?? newUuid();
+    this.serving.set(servingKey, { inv: invocationId, cw: header.cw });
     const settle: Settle = {
       takesJson: true,
       settle: (outcome: InvokeOutcome) => {
+        this.serving.delete(servingKey);
         bridged?.(outcome);
         if (outcome.ok) {
           let json: string;
@@ -636,11 +687,12 @@ export class Cluster implements ClusterDirectory {
       header.fn,
       data,
       {
-        invocationId: header.inv,
+        invocationId,
         callerWorkerId: header.cw,
         traceparent: header.tp,
         baggage: header.bg,
         metadata: header.md,
+        ...(typeof header.to === 'number' && header.to > 0 ? { timeoutMs: header.to } : {}),
         payloadOwned: true,
       },
       settle,
