@@ -1,7 +1,7 @@
 /**
  * Cancellation reaches the function (issue 28 item 7). A tool call cancelled over stdio
  * (notifications/cancelled), over HTTP (2025-11-25 sessions: notifications/cancelled; 2026-07-28:
- * a closed response stream) or as a task (tasks/cancel) cancels its engine invocation: the
+ * a closed response stream, or a client hanging up before any stream opened) or as a task (tasks/cancel) cancels its engine invocation: the
  * @eng/sdk function sees `ctx.signal` abort, the engine stops counting the call against its worker
  * at once, and later log calls of the call answer that it was cancelled. A notifications/cancelled
  * from another session naming the same request id cancels nothing. An iii-sdk function hears
@@ -175,6 +175,42 @@ describe('a cancelled tool call cancels its engine invocation', () => {
     expect(runs.has('http-2026')).toBe(true);
     controller.abort();
     await waitFor(() => runs.get('http-2026')?.aborted, 5000);
+    await waitFor(async () => (await activeOf('cancel-worker')) === 0, 5000);
+  });
+
+  it('over HTTP on 2026-07-28 when the client hangs up before any event stream opened', async () => {
+    const controller = new AbortController();
+    // no progress token: nothing is sent before the answer, so the response has not started
+    const request = fetch(http.url, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': V,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'cancel__wait',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'cancel__wait',
+          arguments: { tag: 'http-2026-early' },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': V,
+            'io.modelcontextprotocol/clientInfo': { name: 'cancel-test', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    }).catch((e: unknown) => e);
+    await waitFor(() => runs.has('http-2026-early'), 10_000);
+    controller.abort();
+    expect(await request).toBeInstanceOf(Error);
+    // the engine cancels eng-mcp's call for the request; eng-mcp cancels the tool's call
+    await waitFor(() => runs.get('http-2026-early')?.aborted, 5000);
     await waitFor(async () => (await activeOf('cancel-worker')) === 0, 5000);
   });
 

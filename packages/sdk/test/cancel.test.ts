@@ -13,7 +13,9 @@ import { client, closeClients, functionListed } from './helpers.ts';
 let engine: EngineProcess;
 const raws: RawClient[] = [];
 beforeAll(async () => {
-  engine = await startEngine({ workersYaml: '  - name: eng-observability\n    config: { trace_builtins: true }\n' });
+  engine = await startEngine({
+    workersYaml: '  - name: eng-observability\n    config: { trace_builtins: true }\n  - name: eng-http\n    config: { port: {{HTTP_PORT}} }\n',
+  });
 });
 afterEach(async () => {
   await closeClients();
@@ -128,6 +130,35 @@ describe('cancelling a call', () => {
     expect(await call).toBe('ran to the end');
     expect(seen).toEqual([]);
     expect(intruder.isOpen).toBe(true);
+  });
+
+  it("an HTTP client that hangs up before its answer cancels the handler's call", async () => {
+    const seen: Array<{ id: string | undefined; reason: unknown; at: number }> = [];
+    const executor = waiter(seen);
+    executor.registerTrigger({ type: 'http', function_id: 'cancel::wait', config: { api_path: 'cancel/wait', http_method: 'GET' } });
+    const caller = client(engine.busUrl, { name: 'cancel-caller' });
+    await functionListed(caller, 'cancel::wait');
+    const url = `http://127.0.0.1:${engine.ports.HTTP}/cancel/wait`;
+    await waitFor(async () => {
+      // the route is up once a request reaches the handler; that request is given up at once
+      const abort = new AbortController();
+      const request = fetch(url, { signal: abort.signal }).catch(() => undefined);
+      const reached = await waitFor(async () => (await activeOf(caller, 'cancel-executor')) === 1, 1000).catch(() => false);
+      if (!reached) {
+        abort.abort();
+        await request;
+        return false;
+      }
+      const t0 = Date.now();
+      abort.abort();
+      await request;
+      // the handler's signal aborts, naming why, and the engine no longer counts the call
+      await waitFor(() => seen.length === 1, 5000);
+      expect(seen[0]?.at - t0).toBeLessThan(3000);
+      expect(String((seen[0]?.reason as Error)?.message ?? seen[0]?.reason)).toContain('HTTP client closed the connection');
+      await waitFor(async () => (await activeOf(caller, 'cancel-executor')) === 0, 5000);
+      return true;
+    }, 10_000);
   });
 
   it('an abort before the call is sent never reaches the engine', async () => {

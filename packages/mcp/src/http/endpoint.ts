@@ -112,7 +112,7 @@ export class HttpEndpoint {
 
   /** Register `mcp::http` and its three routes on the engine's http trigger type. */
   register(): void {
-    this.client.registerFunction(this.functionId, (input) => this.handle(input as HttpInput), {
+    this.client.registerFunction(this.functionId, (input, ctx) => this.handle(input as HttpInput, ctx.signal), {
       description: `MCP Streamable HTTP endpoint of eng-mcp (POST, GET and DELETE /${this.path})`,
     });
     for (const method of ['POST', 'GET', 'DELETE']) {
@@ -127,7 +127,8 @@ export class HttpEndpoint {
     return this.entries.size;
   }
 
-  async handle(input: HttpInput): Promise<HttpReply | null> {
+  /** `gone` aborts when the HTTP client hangs up before its answer (the engine cancels this call). */
+  async handle(input: HttpInput, gone?: AbortSignal): Promise<HttpReply | null> {
     const headers = input.headers ?? {};
     const refusal = checkOrigin(headers, this.options);
     if (refusal) {
@@ -141,7 +142,7 @@ export class HttpEndpoint {
       const early = this.postChecks(input, headers);
       if (early) return early;
       const accept = accepts(headers.accept);
-      return this.modern.post(input, headers, accept.sse);
+      return this.modern.post(input, headers, accept.sse, gone);
     }
     if (version !== undefined && !(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
       return jsonReply(

@@ -139,7 +139,7 @@ export class ModernHttp {
   ) {}
 
   /** A POST the endpoint classified as 2026-07-28 (Accept, Content-Type and size already checked). */
-  async post(input: PostInput, headers: Record<string, string>, sse: boolean): Promise<HttpReply | null> {
+  async post(input: PostInput, headers: Record<string, string>, sse: boolean, gone?: AbortSignal): Promise<HttpReply | null> {
     const body = input.body;
     if (body === null || body === undefined) return refuse(null, { status: 400, code: PARSE_ERROR, message: 'Parse error: Invalid JSON' });
     if (Array.isArray(body)) {
@@ -180,11 +180,19 @@ export class ModernHttp {
       const refusal = await this.paramHeaders(request, headers);
       if (refusal) return refuse(request.id, refusal);
     }
-    return this.answer(request, input.response, sse);
+    return this.answer(request, input.response, sse, gone);
   }
 
-  private async answer(request: JSONRPCRequest, writer: ChannelWriter | undefined, canStream: boolean): Promise<HttpReply | null> {
+  private async answer(
+    request: JSONRPCRequest,
+    writer: ChannelWriter | undefined,
+    canStream: boolean,
+    gone?: AbortSignal,
+  ): Promise<HttpReply | null> {
     const abort = new AbortController();
+    // a client that hangs up cancels its request, whether or not its event stream has opened yet
+    if (gone?.aborted) abort.abort();
+    else gone?.addEventListener('abort', () => abort.abort(), { once: true });
     let stream: SseStream | undefined;
     const open = (): SseStream | undefined => {
       if (stream || !canStream || !writer) return stream;

@@ -48,6 +48,7 @@ export function httpModule(): EngineModule<HttpModuleConfig> {
           log: ctx.log,
           invoke: (id, data, options) => ctx.invoke(id, data, options),
           dispatch: (id, data, options, target) => ctx.core.invoker.dispatch(id, data, options, target),
+          cancel: (invocationId, reason) => ctx.core.invoker.cancel(invocationId, undefined, reason),
           tracer: () => ctx.services.get<EngineTracer>('observability.tracer'),
         },
         ctx.log,

@@ -3,6 +3,7 @@ import { type ChannelRef, type ErrorBody, ErrorCode } from '@eng/protocol';
 import type { ChannelFrame, ChannelManager } from '../../bus/channels.ts';
 import { evaluateCondition } from '../../core/condition.ts';
 import type { InvokeOptions, InvokeOutcome, Settle } from '../../core/invoker.ts';
+import { newUuid } from '../../core/ids.ts';
 import { jsonTooDeep, tooDeepMessage } from '../../core/json-limits.ts';
 import type { Logger } from '../../log.ts';
 import type { EngineSpan, EngineTracer } from '../observability/tracer.ts';
@@ -36,6 +37,8 @@ export interface PipelineEnv {
    * invoker's own dispatch): the handler call of every request, with no promise or microtask hop.
    */
   dispatch(functionId: string, data: unknown, options: InvokeOptions, target: Settle): void;
+  /** Cancel a call the engine made (no caller worker): its executor is told, as a caller's cancel does. */
+  cancel(invocationId: string, reason: string): boolean;
   /** The observability module's tracer, when it runs (looked up per request: modules start in any order). */
   tracer(): EngineTracer | undefined;
 }
@@ -168,6 +171,9 @@ export async function serveTrigger(
 
   const invokeOptions = callOptions(trace, deadline);
   if (route.metadata) invokeOptions.metadata = route.metadata;
+  // known before dispatch: a client that hangs up before the answer cancels the handler's call
+  invokeOptions.invocationId = newUuid();
+  request.invocationId = invokeOptions.invocationId;
   env.dispatch(route.functionId, payload, invokeOptions, request);
 }
 
@@ -187,6 +193,8 @@ export function responseClosed(res: ServerResponse): void {
 class TriggerRequest implements Settle {
   requestBodyChannel?: string;
   responseChannel?: ResponseChannel;
+  /** The handler's call while it runs (cleared when its outcome arrives). */
+  invocationId?: string;
 
   constructor(
     private readonly env: PipelineEnv,
@@ -200,6 +208,13 @@ class TriggerRequest implements Settle {
   closed(): void {
     if (this.requestBodyChannel !== undefined) this.env.channels.readerGone(this.requestBodyChannel);
     this.responseChannel?.abandon();
+    if (this.invocationId !== undefined && !this.res.writableFinished) {
+      // the client went away before its answer: the handler's call is cancelled and its worker told
+      // (an @eng/sdk handler's ctx.signal aborts); the outcome finds the channel abandoned and says nothing
+      const id = this.invocationId;
+      this.invocationId = undefined;
+      this.env.cancel(id, 'the HTTP client closed the connection before the response');
+    }
     const { span, res } = this;
     if (!span) return;
     const status = res.statusCode;
@@ -210,6 +225,7 @@ class TriggerRequest implements Settle {
 
   /** The handler's outcome. Runs inside the invoker's completion: it answers, it never throws. */
   settle(outcome: InvokeOutcome): void {
+    this.invocationId = undefined;
     try {
       this.respond(outcome);
     } catch (err) {
