@@ -154,9 +154,17 @@ beforeAll(async () => {
   // every function and route of e2 and e3 has reached e1
   await waitFor(async () => {
     const fns = await list(caller);
-    return ['math::add', 'math::fail', 'pub::echo', 'stream::download', 'items::upload', 'greet::hello', 'trace::route', 'job::hold', 'slow::wait'].every(
-      (id) => fns.has(id),
-    ) && fns.get('dup::where')?.engines?.length === 2
+    return [
+      'math::add',
+      'math::fail',
+      'pub::echo',
+      'stream::download',
+      'items::upload',
+      'greet::hello',
+      'trace::route',
+      'job::hold',
+      'slow::wait',
+    ].every((id) => fns.has(id)) && fns.get('dup::where')?.engines?.length === 2
       ? fns
       : null;
   }, 15_000);

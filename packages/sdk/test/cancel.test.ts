@@ -14,7 +14,8 @@ let engine: EngineProcess;
 const raws: RawClient[] = [];
 beforeAll(async () => {
   engine = await startEngine({
-    workersYaml: '  - name: eng-observability\n    config: { trace_builtins: true }\n  - name: eng-http\n    config: { port: {{HTTP_PORT}} }\n',
+    workersYaml:
+      '  - name: eng-observability\n    config: { trace_builtins: true }\n  - name: eng-http\n    config: { port: {{HTTP_PORT}} }\n',
   });
 });
 afterEach(async () => {
