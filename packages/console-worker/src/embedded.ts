@@ -1,5 +1,4 @@
 import type { EmbeddedFile } from './embedded-types.ts';
-import { FILES } from './generated/bundle.gen.ts';
 
 /**
  * The UI bundle compiled into the server (issue 7 §2): the generated module carries every file of
@@ -29,6 +28,12 @@ export function decodeFiles(files: readonly EmbeddedFile[]): Map<string, Embedde
   return assets;
 }
 
-export function embeddedAssets(): Map<string, EmbeddedAsset> {
+/**
+ * The generated module is imported when the server starts, not with this file: the tsx entry
+ * writes it first when it is missing or stale, and a compiled console worker loads it from
+ * src/generated/ as it is (it is not copied into the compiled file: see packages/engine/scripts/compile.mjs).
+ */
+export async function embeddedAssets(): Promise<Map<string, EmbeddedAsset>> {
+  const { FILES } = await import('./generated/bundle.gen.mjs');
   return decodeFiles(FILES);
 }

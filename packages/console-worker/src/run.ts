@@ -31,7 +31,7 @@ export async function runConsoleWorker(
       ? 'from the engine that launched it'
       : `${settings.configPath}, not found: defaults`;
   logger.info(`starting console worker v${WORKER_VERSION} (engine ${engineShown}; config ${configShown})`);
-  const assets = embeddedAssets();
+  const assets = await embeddedAssets();
   if (!assets.has('/index.html')) logger.warn('the embedded UI bundle is empty: / and /assets/* will answer 404');
 
   const handoff = createBusHandoff({

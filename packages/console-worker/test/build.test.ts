@@ -16,7 +16,7 @@ function tempPaths(): BundlePaths {
   const root = mkdtempSync(join(tmpdir(), 'eng-cw-build-'));
   const webDir = join(root, 'web');
   mkdirSync(webDir);
-  return { webDir, distDir: join(webDir, 'dist'), generatedFile: join(root, 'generated/bundle.gen.ts') };
+  return { webDir, distDir: join(webDir, 'dist'), generatedFile: join(root, 'generated/bundle.gen.mjs') };
 }
 
 function writeDist(distDir: string): void {
@@ -88,7 +88,7 @@ describe('SKIP_WEB_BUILD', () => {
   it('fails clearly when there is no bundle at all', () => {
     const paths = tempPaths();
     expect(() => ensureEmbeddedBundle({ paths, env: { SKIP_WEB_BUILD: '1', PNPM: '/must/not/run' }, log: quiet })).toThrow(
-      /SKIP_WEB_BUILD is set but there is no UI bundle to embed: neither .*bundle\.gen\.ts nor .*index\.html exists/,
+      /SKIP_WEB_BUILD is set but there is no UI bundle to embed: neither .*bundle\.gen\.mjs nor .*index\.html exists/,
     );
   });
 

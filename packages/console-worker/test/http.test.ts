@@ -26,7 +26,7 @@ let files: readonly EmbeddedFile[];
 
 beforeAll(async () => {
   ensureBundle();
-  ({ FILES: files } = await import('../src/generated/bundle.gen.ts'));
+  ({ FILES: files } = await import('../src/generated/bundle.gen.mjs'));
 }, 180_000);
 
 describe('console worker HTTP routes (seed 4.2)', () => {

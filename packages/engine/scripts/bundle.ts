@@ -100,7 +100,8 @@ function buildBundle(buildSync: typeof import('esbuild').buildSync): void {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: [...STAY_EXTERNAL].flatMap((name) => [name, `${name}/*`]),
+    // @eng/console too: `eng console` loads it only when run
+    external: [...STAY_EXTERNAL, '@eng/console'].flatMap((name) => [name, `${name}/*`]),
     banner: { js: REQUIRE_BANNER },
     logLevel: 'warning',
   });

@@ -29,7 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 let builds = 0;
 
 /** Bumped when the way entries are compiled changes: every cached file is rebuilt. */
-const FORMAT = 3;
+const FORMAT = 4;
 
 /** @returns {typeof import('esbuild') | undefined} */
 function loadEsbuild(root) {
@@ -104,7 +104,6 @@ export const STAY_EXTERNAL = new Set([
   '@playwright/test',
   'ioredis',
   'amqplib',
-  '@eng/console',
 ]);
 
 /**
@@ -124,6 +123,12 @@ function externals() {
   return {
     name: 'eng-externals',
     setup(build) {
+      // a generated module (`generated/*.gen.mjs`: the console worker's embedded UI, 4 MB) is
+      // loaded from where it is at run time: its entry writes it before importing it
+      build.onResolve({ filter: /(^|\/)generated\/[^/]+\.gen\.mjs$/ }, (args) => ({
+        path: pathToFileURL(resolve(args.resolveDir, args.path)).href,
+        external: true,
+      }));
       build.onResolve({ filter: /^[^./]/ }, (args) => {
         if (args.path.startsWith('node:') || !STAY_EXTERNAL.has(packageName(args.path))) return undefined;
         return { path: args.path, external: true };

@@ -60,4 +60,26 @@ describe('compiled entries and their npm packages', () => {
     expect(run(upgraded as string)).toBe('greeting 2.0.0');
     rmSync(root, { recursive: true, force: true });
   }, 60_000);
+
+  it('leaves a generated module out and loads the one on disk when it runs (a new one without a rebuild)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'eng-compile-'));
+    mkdirSync(join(root, 'node_modules'), { recursive: true });
+    symlinkSync(join(REPO_ROOT, 'node_modules/esbuild'), join(root, 'node_modules/esbuild'));
+    writeFileSync(join(root, 'package.json'), '{"name":"compile-probe","type":"module"}');
+    mkdirSync(join(root, 'src/generated'), { recursive: true });
+    const generated = join(root, 'src/generated/ui.gen.mjs');
+    writeFileSync(generated, "export const FILES = ['first build'];\n");
+    const source = join(root, 'src/main.ts');
+    // as the console worker: the entry (re)writes the module, then imports it
+    writeFileSync(source, "const { FILES } = await import('./generated/ui.gen.mjs');\nconsole.log(FILES.join());\n");
+
+    const file = await compileEntry(source, { root });
+    expect(file).toBeDefined();
+    expect(readFileSync(file as string, 'utf8')).not.toContain('first build');
+    expect(run(file as string)).toBe('first build');
+    writeFileSync(generated, "export const FILES = ['second build'];\n");
+    expect(await compileEntry(source, { root })).toBe(file); // not rebuilt: the module is not an input
+    expect(run(file as string)).toBe('second build');
+    rmSync(root, { recursive: true, force: true });
+  }, 60_000);
 });

@@ -153,9 +153,9 @@ export function localUrl(scheme: 'http' | 'ws', address: ListenAddress | undefin
 
 /**
  * The catalog's workers an entry list launches, compiled ahead (scripts/compile.mjs): each starts in
- * about half the CPU of the same source through tsx (a chat stack is seven processes). The console
- * worker stays on tsx (it generates its embedded UI module before loading it). A worker that cannot
- * be compiled here runs from source; ENG_FROM_SOURCE=1 runs them all from source.
+ * about half the CPU of the same source through tsx (a chat stack is seven processes; the console
+ * worker loads its generated UI module from src/generated/ at run time). A worker that cannot be
+ * compiled here runs from source; ENG_FROM_SOURCE=1 runs them all from source.
  */
 export async function compiledWorkers(entries: readonly WorkerEntry[]): Promise<Map<string, string>> {
   const compiled = new Map<string, string>();
@@ -165,8 +165,7 @@ export async function compiledWorkers(entries: readonly WorkerEntry[]): Promise<
     if (entry.command || !findCatalogEntry(entry.name)) continue;
     const chat = CHAT_ROLES[entry.name];
     if (chat) wanted.push({ source: join(REPO_ROOT, chat[1]), callMain: true });
-    else if (entry.name !== 'console' && CATALOG_ENTRIES[entry.name])
-      wanted.push({ source: join(REPO_ROOT, CATALOG_ENTRIES[entry.name] as string), callMain: false });
+    else if (CATALOG_ENTRIES[entry.name]) wanted.push({ source: join(REPO_ROOT, CATALOG_ENTRIES[entry.name] as string), callMain: false });
   }
   await Promise.all(
     wanted.map(async ({ source, callMain }) => {
