@@ -26,6 +26,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 const COMPILED_ENTRIES: Array<[string, boolean]> = [
   ['packages/mcp/src/main.ts', false],
   ['packages/console/src/cli.ts', true],
+  ['packages/console-worker/src/main.ts', false],
   ['packages/worktree/src/main.ts', false],
   ['examples/orders/src/main.ts', false],
   ...['router', 'providers/openai', 'providers/anthropic', 'context', 'harness', 'session', 'approval'].map((role): [string, boolean] => [
