@@ -600,7 +600,7 @@ export class Cluster implements ClusterDirectory {
     const running = this.serving.get(key);
     if (!running) return;
     this.serving.delete(key);
-    const reason = message.subarray(newline + 1).toString() || undefined;
+    const reason = message.subarray(newline + 1, newline + 1 + 1000).toString() || undefined;
     this.core.invoker.cancel(running.inv, running.cw, reason);
   }
 
