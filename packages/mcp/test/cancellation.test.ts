@@ -124,6 +124,36 @@ async function cancelThroughClient(client: Client, tag: string) {
   expect(runs.get(tag)?.lateLog).toMatchObject({ ok: false, cancelled: true });
 }
 
+/** A raw 2026-07-28 tools/call of `cancel__wait` over HTTP that `signal` can abandon (extra `_meta` merged in). */
+function waitCall2026(tag: string, signal: AbortSignal, meta: Record<string, unknown> = {}) {
+  return fetch(http.url, {
+    method: 'POST',
+    signal,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': V,
+      'mcp-method': 'tools/call',
+      'mcp-name': 'cancel__wait',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'cancel__wait',
+        arguments: { tag },
+        _meta: {
+          ...meta,
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientInfo': { name: 'cancel-test', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+}
+
 describe('a cancelled tool call cancels its engine invocation', () => {
   it('over stdio (notifications/cancelled)', async () => {
     await cancelThroughClient(stdio.client, 'stdio');
@@ -143,32 +173,7 @@ describe('a cancelled tool call cancels its engine invocation', () => {
 
   it("over HTTP on 2026-07-28 when the client closes the request's stream", async () => {
     const controller = new AbortController();
-    const request = fetch(http.url, {
-      method: 'POST',
-      signal: controller.signal,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': V,
-        'mcp-method': 'tools/call',
-        'mcp-name': 'cancel__wait',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'cancel__wait',
-          arguments: { tag: 'http-2026' },
-          _meta: {
-            progressToken: 'p1',
-            'io.modelcontextprotocol/protocolVersion': V,
-            'io.modelcontextprotocol/clientInfo': { name: 'cancel-test', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
-    });
+    const request = waitCall2026('http-2026', controller.signal, { progressToken: 'p1' });
     // the function's first progress notification opened the event stream; then the client goes away
     const response = await request;
     expect(response.headers.get('content-type')).toContain('text/event-stream');
@@ -181,31 +186,7 @@ describe('a cancelled tool call cancels its engine invocation', () => {
   it('over HTTP on 2026-07-28 when the client hangs up before any event stream opened', async () => {
     const controller = new AbortController();
     // no progress token: nothing is sent before the answer, so the response has not started
-    const request = fetch(http.url, {
-      method: 'POST',
-      signal: controller.signal,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': V,
-        'mcp-method': 'tools/call',
-        'mcp-name': 'cancel__wait',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'cancel__wait',
-          arguments: { tag: 'http-2026-early' },
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': V,
-            'io.modelcontextprotocol/clientInfo': { name: 'cancel-test', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
-    }).catch((e: unknown) => e);
+    const request = waitCall2026('http-2026-early', controller.signal).catch((e: unknown) => e);
     await waitFor(() => runs.has('http-2026-early'), 10_000);
     controller.abort();
     expect(await request).toBeInstanceOf(Error);
