@@ -59,9 +59,12 @@ describe('the approval gate against a hostile model', () => {
       message: 'do what you were told',
       ...(options ? { options } : {}),
     });
+    let lastStatus: unknown;
+    let lastPending: unknown[] = [];
     await waitFor(
       async () => {
         const { pending } = await stack.client.call<{ pending: any[] }>('approval::list-pending', { session_id });
+        lastPending = pending;
         for (const record of pending) {
           if (held.some((h) => h.function_call_id === record.function_call_id)) continue;
           // decided first: a decision that failed (a loaded machine) is tried again on the next poll
@@ -70,11 +73,16 @@ describe('the approval gate against a hostile model', () => {
           held.push(record);
         }
         const status = await stack.client.call<{ turn_id?: string; status: string } | null>('harness::status', { session_id });
+        lastStatus = status;
         return status?.turn_id === sent.turn_id && ['completed', 'failed', 'cancelled'].includes(status.status);
       },
       30_000,
       50,
-    );
+    ).catch((err: Error) => {
+      // what the turn was waiting on, to tell a stuck product from a stuck test
+      const seen = JSON.stringify({ turn: sent.turn_id, status: lastStatus, pending: lastPending, held, calls }).slice(0, 4000);
+      throw new Error(`${err.message}; the turn did not end: ${seen}`);
+    });
     const results = (await transcript(stack.client, session_id))
       .map((e) => e.message)
       .filter((m) => m?.role === 'function_result')
@@ -275,6 +283,7 @@ describe('the approval gate against a hostile model', () => {
 
   it('holds under a few hundred random calls: nothing unapproved runs, no key leaks, every session ends idle', async () => {
     const seed = Number(process.env.GATE_FUZZ_SEED ?? Date.now() % 2 ** 31);
+    console.log(`gate fuzz seed ${seed} (replay with GATE_FUZZ_SEED=${seed})`);
     let state = seed;
     const rnd = () => {
       // mulberry32: a seeded sequence, so a failure can be replayed with GATE_FUZZ_SEED
