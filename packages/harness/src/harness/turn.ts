@@ -26,6 +26,8 @@ export interface TurnDeps {
 }
 
 type Final = Omit<TurnCompletedEvent, 'session_id' | 'turn_id' | 'timestamp' | 'terminal'>;
+/** What a denied (`deliver`) resolution answers in the call's place. */
+type ResolvedContent = { content: unknown; is_error?: boolean; details?: unknown };
 
 export class Turn {
   /** The request's allow/deny lists plus the approval-gate entry's deny rules (re-read per step). */
@@ -40,6 +42,13 @@ export class Turn {
   /** Messages appended while the turn ran between steps: one more step answers them. */
   private mergedSinceStep = false;
   private wake?: () => void;
+  /** Calls the gate is being asked about right now (its answer is on the way). */
+  private readonly screening = new Set<string>();
+  /**
+   * Decisions that reached the turn before the gate's own `hold` answer did (a person, or a bot,
+   * deciding within the moment the answer travels back): applied as soon as the call is held.
+   */
+  private readonly early = new Map<string, { action: 'execute' | 'deliver'; delivered?: ResolvedContent }>();
   private readonly inputs: StepInputs;
   /** The `working` status write, started with the turn and not waited for (the step needs none of it). */
   private statusWrite: Promise<void> = Promise.resolve();
@@ -136,8 +145,14 @@ export class Turn {
   }
 
   /** `harness::function::resolve`: run (allow) or answer (deny) a held call. */
-  resolveCall(callId: string, action: 'execute' | 'deliver', delivered?: { content: unknown; is_error?: boolean; details?: unknown }) {
+  resolveCall(callId: string, action: 'execute' | 'deliver', delivered?: ResolvedContent) {
     const pending = this.record.pending_function_calls.find((c) => c.function_call_id === callId && c.state === 'held');
+    if (!pending && !this.aborted && this.screening.has(callId) && !this.early.has(callId)) {
+      // the gate held the call and it was decided before the gate's answer reached this turn:
+      // kept, and applied when the answer comes (losing it would leave the turn waiting for ever)
+      this.early.set(callId, { action, delivered });
+      return { resolved: true, turn_resumed: false };
+    }
     if (!pending || this.aborted) return { resolved: false };
     pending.state = 'running';
     const resumes = this.record.pending_function_calls.every((c) => c === pending || c.state !== 'held');
@@ -145,11 +160,7 @@ export class Turn {
     return { resolved: true, turn_resumed: resumes };
   }
 
-  private async complete(
-    pending: PendingCall,
-    action: 'execute' | 'deliver',
-    delivered?: { content: unknown; is_error?: boolean; details?: unknown },
-  ) {
+  private async complete(pending: PendingCall, action: 'execute' | 'deliver', delivered?: ResolvedContent) {
     const call = { id: pending.function_call_id, function_id: pending.function_id, arguments: pending.arguments };
     try {
       await this.deps.store.save(this.record);
@@ -281,17 +292,28 @@ export class Turn {
         await appendResult(scope, deniedResult(call, 'the turn was stopped before this call ran'));
         continue;
       }
-      const decision = await screen(scope, call, this.policy);
+      this.screening.add(call.id);
+      let decision: Awaited<ReturnType<typeof screen>>;
+      try {
+        decision = await screen(scope, call, this.policy);
+      } finally {
+        this.screening.delete(call.id);
+      }
+      const early = this.early.get(call.id);
+      this.early.delete(call.id);
       if (decision.decision === 'deny') await appendResult(scope, deniedResult(call, decision.reason));
       else if (decision.decision === 'continue') await appendResult(scope, await execute(scope, call));
-      else
-        this.record.pending_function_calls.push({
+      else {
+        const pending: PendingCall = {
           function_call_id: call.id,
           function_id: call.function_id,
           arguments: call.arguments,
           step: scope.step,
-          state: 'held',
-        });
+          state: early ? 'running' : 'held',
+        };
+        this.record.pending_function_calls.push(pending);
+        if (early) void this.complete(pending, early.action, early.delivered);
+      }
     }
   }
 
