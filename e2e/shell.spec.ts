@@ -27,6 +27,23 @@ test.describe('App shell', () => {
     await fresh.close();
   });
 
+  test('"reduce motion" in the system settings stills the live dot; otherwise it pulses', async ({ page, consoleUrl }) => {
+    const running = () =>
+      page.evaluate(() =>
+        document
+          .getAnimations()
+          .filter((a) => a.playState === 'running')
+          .map((a) => (a as CSSAnimation).animationName),
+      );
+    await page.emulateMedia({ reducedMotion: 'no-preference' });
+    await gotoPage(page, consoleUrl, '/traces');
+    await expect(page.getByTestId('trace-summary').getByText('Live')).toBeVisible();
+    await expect.poll(running).toContain('eng-pulse-dot');
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    await expect.poll(running).toEqual([]);
+    await expect(page.getByTestId('trace-summary').getByText('Live')).toBeVisible();
+  });
+
   test('the command palette finds pages, functions and triggers', async ({ page, consoleUrl }) => {
     await gotoPage(page, consoleUrl, '/');
     await page.keyboard.press('Control+k');
