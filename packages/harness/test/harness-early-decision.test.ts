@@ -32,6 +32,9 @@ describe('a decision that overtakes the gate', () => {
           : { action: 'execute' }),
       });
       resolutions.push(resolved);
+      // the person also pressed Stop before the gate answered: nothing may run after that
+      if ((input.call.arguments?.env ?? input.call.arguments?.payload?.env) === 'stop')
+        await stack.client.call('harness::stop', { session_id: input.session_id });
       return { decision: 'hold', pending_timeout_ms: 60_000 };
     });
   });
@@ -71,5 +74,12 @@ describe('a decision that overtakes the gate', () => {
     const result = (await transcript(stack.client, sid)).map((e) => e.message).find((m) => m?.role === 'function_result');
     expect(result).toMatchObject({ is_error: true });
     expect(JSON.stringify(result?.content)).toContain('denied by a person');
+  });
+
+  it('an allow that arrives first runs nothing when the turn was stopped before the gate answered', async () => {
+    const before = ran.length;
+    const { completed } = await turnWith('stop');
+    expect(completed).toMatchObject({ status: 'cancelled' });
+    expect(ran.length).toBe(before);
   });
 });

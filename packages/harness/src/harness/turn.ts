@@ -299,7 +299,8 @@ export class Turn {
       } finally {
         this.screening.delete(call.id);
       }
-      const early = this.early.get(call.id);
+      // a turn stopped meanwhile runs nothing: the call is held, and awaitCalls answers it as denied
+      const early = this.aborted ? undefined : this.early.get(call.id);
       this.early.delete(call.id);
       if (decision.decision === 'deny') await appendResult(scope, deniedResult(call, decision.reason));
       else if (decision.decision === 'continue') await appendResult(scope, await execute(scope, call));

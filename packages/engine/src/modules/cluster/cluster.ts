@@ -692,7 +692,8 @@ export class Cluster implements ClusterDirectory {
         traceparent: header.tp,
         baggage: header.bg,
         metadata: header.md,
-        ...(typeof header.to === 'number' && header.to > 0 ? { timeoutMs: header.to } : {}),
+        // a timer takes at most 2^31-1 ms (a larger one would fire at once)
+        ...(typeof header.to === 'number' && header.to > 0 ? { timeoutMs: Math.min(Math.ceil(header.to), 2 ** 31 - 1) } : {}),
         payloadOwned: true,
       },
       settle,
