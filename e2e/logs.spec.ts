@@ -38,7 +38,11 @@ async function postOtlp(stack: Stack, path: '/v1/logs' | '/v1/traces', body: unk
 
 function otlpLogs(lines: Line[]): unknown {
   const byService = new Map<string, Line[]>();
-  for (const l of lines) byService.set(l.service, [...(byService.get(l.service) ?? []), l]);
+  for (const l of lines) {
+    const list = byService.get(l.service);
+    if (list) list.push(l);
+    else byService.set(l.service, [l]);
+  }
   return {
     resourceLogs: [...byService].map(([service, list]) => ({
       resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },

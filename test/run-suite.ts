@@ -14,9 +14,9 @@
  * at the same time (faster where there are more than two cores); --help.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { compileEntry } from '../packages/engine/scripts/compile.mjs';
 import { ensureWebBuild } from '../packages/web/scripts/build.ts';
 import { ensureEngineBundle } from './engine-bundle.ts';
@@ -227,6 +227,16 @@ async function main(): Promise<void> {
     .slice(0, 15);
   lines.push('', '── slowest 15 files');
   for (const f of slowest) lines.push(`  ${f.seconds.toFixed(1).padStart(7)} s  ${f.file}`);
+  // every file's time, for finding where a phase goes (kept until the next run)
+  const timings = join(ROOT, 'node_modules/.cache/eng-suite/timings.txt');
+  try {
+    mkdirSync(dirname(timings), { recursive: true });
+    const all = outcomes.flatMap((o) => o.files.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${o.phase.padEnd(6)} ${f.file}`));
+    writeFileSync(timings, `${all.sort().reverse().join('\n')}\n`);
+    lines.push(`  (every file: ${relative(ROOT, timings)})`);
+  } catch {
+    // a read-only checkout: the summary above is enough
+  }
   const passed = outcomes.reduce((n, o) => n + o.passed, 0);
   // a phase that exited non-zero without a failed test (a crash, a load error) still fails the run
   const failed = outcomes.reduce((n, o) => n + (o.code !== 0 && o.failed === 0 ? 1 : o.failed), 0);

@@ -11,7 +11,17 @@ import WebSocket from 'ws';
 import { NODE_TS, REPO_ROOT, waitFor } from '../../../test/harness.ts';
 import { RawClient, type RawFrame } from '../../../test/raw-client.ts';
 
-export const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+/** Random hex ids, cut from a pool refilled 64 KiB at a time (one crypto call per id was most of the 1M-span test's generator). */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+export function hex(bytes: number): string {
+  if (poolAt + bytes > pool.length) {
+    pool = randomBytes(Math.max(65_536, bytes));
+    poolAt = 0;
+  }
+  poolAt += bytes;
+  return pool.toString('hex', poolAt - bytes, poolAt);
+}
 
 export interface SpanSpec {
   traceId: string;
@@ -56,7 +66,11 @@ export function otlpSpan(spec: SpanSpec) {
 /** An ExportTraceServiceRequest with one resource per service. */
 export function tracesRequest(specs: SpanSpec[]) {
   const byService = new Map<string, SpanSpec[]>();
-  for (const spec of specs) byService.set(spec.service, [...(byService.get(spec.service) ?? []), spec]);
+  for (const spec of specs) {
+    const list = byService.get(spec.service);
+    if (list) list.push(spec);
+    else byService.set(spec.service, [spec]);
+  }
   return {
     resourceSpans: [...byService].map(([service, list]) => ({
       resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }], droppedAttributesCount: 0 },
@@ -78,7 +92,11 @@ export interface LogSpec {
 
 export function logsRequest(specs: LogSpec[]) {
   const byService = new Map<string, LogSpec[]>();
-  for (const spec of specs) byService.set(spec.service, [...(byService.get(spec.service) ?? []), spec]);
+  for (const spec of specs) {
+    const list = byService.get(spec.service);
+    if (list) list.push(spec);
+    else byService.set(spec.service, [spec]);
+  }
   return {
     resourceLogs: [...byService].map(([service, list]) => ({
       resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
