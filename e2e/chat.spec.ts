@@ -159,7 +159,15 @@ test('a function-call turn: pending approval survives a reload, Approve runs it 
   await page.reload();
   await expect(card).toHaveAttribute('data-state', 'pending', { timeout: 15_000 });
   await card.getByRole('button', { name: 'Approve' }).click();
-  await expect(card).toHaveAttribute('data-state', 'running');
+  // a card that stays held after Approve was seen once in a loaded run: say what the page and the gate knew
+  await expect(card)
+    .toHaveAttribute('data-state', 'running')
+    .catch(async (err: Error) => {
+      const held = await chat.client.call('approval::list-pending', { limit: 50 }).catch((e: Error) => e.message);
+      throw new Error(
+        `${err.message}\ncard after Approve: ${await card.innerText().catch(() => '?')}\nheld calls: ${JSON.stringify(held)}`,
+      );
+    });
   await expect(card).toHaveAttribute('data-state', 'done', { timeout: 10_000 });
   expect(slowCalls).toBe(before + 1);
   await expect(assistant(page).last()).toContainText('Order 42 has shipped.');

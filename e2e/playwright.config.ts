@@ -9,7 +9,7 @@ import { defineConfig } from '@playwright/test';
  * workers 14 min 50 s, same CPU). The specs that measure speed against a budget run afterwards, one
  * at a time, with nothing else on the machine (`E2E_WORKERS=N` sets the count; 1 runs one at a time).
  */
-const PERF_SPECS = ['**/performance.spec.ts', '**/chat-performance.spec.ts', '**/flow-scale.spec.ts', '**/logs.spec.ts'];
+const PERF_SPECS = ['**/performance.spec.ts', '**/chat-performance.spec.ts', '**/flow-scale.spec.ts', '**/logs-perf.spec.ts'];
 const WORKERS = Number(process.env.E2E_WORKERS ?? 3) || 3;
 /**
  * Chromium features that do work no test asks for: Translate (detects each page's language from its
