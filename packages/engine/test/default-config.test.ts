@@ -116,6 +116,28 @@ describe('eng start without a configuration file', () => {
     expect(functions.map((f) => f.function_id)).toEqual(
       expect.arrayContaining(['engine::supervisor::list', 'state::set', 'configuration::set']),
     );
+    // built-ins' schemas are made when first read: every module's comes out whole (a JSON Schema, not dropped)
+    const listed = functions as Array<{ function_id: string; request_format?: { type?: string; properties?: Record<string, unknown> } }>;
+    for (const [id, field] of [
+      ['state::set', 'scope'],
+      ['stream::set', 'stream_name'],
+      ['configuration::set', 'id'],
+      ['engine::traces::list', 'trace_id'],
+      ['engine::functions::list', 'include_internal'],
+    ] as const) {
+      const format = listed.find((f) => f.function_id === id)?.request_format;
+      expect(format?.type, id).toBe('object');
+      expect(Object.keys(format?.properties ?? {}), id).toContain(field);
+    }
+    const info = await client.call<{ request_schema?: { properties?: Record<string, unknown> } }>('engine::functions::info', {
+      function_id: 'state::get',
+    });
+    expect(Object.keys(info.request_schema?.properties ?? {})).toEqual(expect.arrayContaining(['scope', 'key']));
+    const types = await client.call<{ trigger_types: Array<{ id: string; trigger_request_format?: { type?: string } }> }>(
+      'engine::trigger-types::list',
+      {},
+    );
+    expect(types.trigger_types.find((t) => t.id === 'state')?.trigger_request_format?.type).toBe('object');
 
     // HTTP answers on 3111 (a 404 in the 0.22.1 shape: no routes yet), the streams socket on 3112
     const res = await fetch(`http://127.0.0.1:${DEFAULT_PORTS.http}/nothing-here`);

@@ -2,9 +2,9 @@ import { EngError } from '@eng/protocol';
 import type { z } from 'zod';
 import type { Logger } from '../log.ts';
 import type { Core } from './core.ts';
-import type { InProcessHandler } from './functions.ts';
+import type { FunctionEntry, InProcessHandler } from './functions.ts';
 import type { InvokeOptions, InvokeOutcome } from './invoker.ts';
-import type { TriggerBinding } from './triggers.ts';
+import type { TriggerBinding, TriggerTypeEntry } from './triggers.ts';
 
 /**
  * An engine module: the in-process equivalent of a worker. It registers functions and trigger
@@ -26,19 +26,43 @@ export interface EngineModule<Config = unknown> {
   stop?(): void | Promise<void>;
 }
 
+/**
+ * A JSON Schema, or a function that makes it: a built-in's schema is made from its zod schema the
+ * first time something reads it (a function list, a cluster announcement), not at every start.
+ */
+export type Format = unknown;
+
 export interface FunctionDefinition {
   id: string;
   description?: string;
-  request_format?: unknown;
-  response_format?: unknown;
+  request_format?: Format;
+  response_format?: Format;
   metadata?: Record<string, unknown>;
 }
 
 export interface TriggerTypeDefinition {
   id: string;
   description?: string;
-  trigger_request_format?: unknown;
-  call_request_format?: unknown;
+  trigger_request_format?: Format;
+  call_request_format?: Format;
+}
+
+/** Defines `key` on `target` as `format`, made on first read when it is a function (then kept). */
+function defineFormat<T extends object>(target: T, key: keyof T & string, format: Format): T {
+  if (typeof format !== 'function') {
+    (target as Record<string, unknown>)[key] = format;
+    return target;
+  }
+  let made: { value: unknown } | undefined;
+  Object.defineProperty(target, key, {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      made ??= { value: (format as () => unknown)() };
+      return made.value;
+    },
+  });
+  return target;
 }
 
 export interface TriggerTypeHandlers {
@@ -86,26 +110,30 @@ export function createModuleContext<Config>(
     dataDir: deps.dataDir,
     engineVersion: core.version,
     registerFunction(definition, handler) {
-      core.functions.set({
+      const entry: FunctionEntry = {
         id: definition.id,
         description: definition.description ?? null,
-        requestFormat: definition.request_format ?? null,
-        responseFormat: definition.response_format ?? null,
+        requestFormat: null,
+        responseFormat: null,
         metadata: definition.metadata ?? null,
         ownerWorkerId: null,
         moduleName: module.name,
         handler,
         registeredAtMs: Date.now(),
-      });
+      };
+      defineFormat(entry, 'requestFormat', definition.request_format ?? null);
+      defineFormat(entry, 'responseFormat', definition.response_format ?? null);
+      core.functions.set(entry);
     },
     registerTriggerType(definition, handlers) {
-      core.registerTriggerType({
+      const entry: TriggerTypeEntry = {
         id: definition.id,
         description: definition.description ?? null,
-        triggerRequestFormat: definition.trigger_request_format,
-        callRequestFormat: definition.call_request_format,
         provider: { kind: 'module', moduleName: module.name, register: handlers.register, unregister: handlers.unregister },
-      });
+      };
+      if (definition.trigger_request_format !== undefined) defineFormat(entry, 'triggerRequestFormat', definition.trigger_request_format);
+      if (definition.call_request_format !== undefined) defineFormat(entry, 'callRequestFormat', definition.call_request_format);
+      core.registerTriggerType(entry);
     },
     invoke(functionId, data, options) {
       return core.invoker.invoke(functionId, data, options);

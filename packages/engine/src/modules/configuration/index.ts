@@ -53,7 +53,8 @@ function checkSize(fn: string, field: string, value: unknown, max: number): void
   if (bytes > max) throw new EngError(ConfigErrorCode.SchemaInvalid, `${fn}: ${field} is ${bytes} bytes, over the limit of ${max}`);
 }
 
-const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
+/** Made when first read (core/module.ts). */
+const jsonSchema = (schema: z.ZodType) => () => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
 
 export function configurationModule(): EngineModule<ConfigurationConfig> {
   let store: KvStore | undefined;

@@ -338,14 +338,18 @@ export function introspectionModule(): EngineModule<Config> {
       };
 
       ctx.registerFunction(
-        { id: EngineFunction.FunctionsList, description: 'List registered functions', request_format: z.toJSONSchema(FunctionsListInput) },
+        {
+          id: EngineFunction.FunctionsList,
+          description: 'List registered functions',
+          request_format: () => z.toJSONSchema(FunctionsListInput),
+        },
         (input) => ({ functions: view.listFunctions(parse(FunctionsListInput, input)) }),
       );
       ctx.registerFunction(
         {
           id: EngineFunction.FunctionsInfo,
           description: 'Details of one or more functions',
-          request_format: z.toJSONSchema(FunctionsInfoInput),
+          request_format: () => z.toJSONSchema(FunctionsInfoInput),
         },
         (input) => {
           const parsed = parse(FunctionsInfoInput, input);
@@ -366,7 +370,7 @@ export function introspectionModule(): EngineModule<Config> {
         {
           id: EngineFunction.FunctionsInvoke,
           description: 'Invoke a function only if its metadata still holds the expected values (checked and dispatched in one step)',
-          request_format: z.toJSONSchema(FunctionsInvokeInput),
+          request_format: () => z.toJSONSchema(FunctionsInvokeInput),
         },
         (input, info) => {
           // eng-mcp's every tools/call comes here: read by hand, and zod only for the error message
@@ -392,7 +396,7 @@ export function introspectionModule(): EngineModule<Config> {
         {
           id: EngineFunction.WorkersList,
           description: 'List connected workers and engine modules',
-          request_format: z.toJSONSchema(WorkersListInput),
+          request_format: () => z.toJSONSchema(WorkersListInput),
         },
         (input) => {
           const q = parse(WorkersListInput, input);
@@ -411,7 +415,7 @@ export function introspectionModule(): EngineModule<Config> {
         {
           id: EngineFunction.WorkersInfo,
           description: 'Details of a worker by name (or id)',
-          request_format: z.toJSONSchema(WorkersInfoInput),
+          request_format: () => z.toJSONSchema(WorkersInfoInput),
         },
         (input) => {
           const q = parse(WorkersInfoInput, input);

@@ -15,7 +15,8 @@ import type { StateEvent, StateTriggers } from './triggers.ts';
 
 // spec: engine-protocol §4.4, §7.2 — `adapter: {name: bridge, config: {bridge_url}}`.
 
-const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
+/** Made when first read (core/module.ts). */
+const jsonSchema = (schema: z.ZodType) => () => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
 
 const StateEventSchema = z.object({
   type: z.literal('state'),

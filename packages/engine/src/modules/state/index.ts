@@ -41,7 +41,8 @@ export const STATE_STORE_SERVICE = 'store.state';
 /** The state module's `adapter:` (the configuration module keeps its entries in the same store). */
 export const STATE_ADAPTER_SERVICE = 'store.state.adapter';
 
-const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
+/** Made when first read (core/module.ts). */
+const jsonSchema = (schema: z.ZodType) => () => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
 
 export function stateModule(): EngineModule<StateConfig> {
   let store: KvStore | undefined;

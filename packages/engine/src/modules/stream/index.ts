@@ -56,7 +56,8 @@ export type StreamConfig = z.infer<typeof StreamConfig>;
 
 export const STREAM_STORE_SERVICE = 'store.stream';
 
-const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
+/** Made when first read (core/module.ts). */
+const jsonSchema = (schema: z.ZodType) => () => z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' });
 
 export function streamModule(): EngineModule<StreamConfig> {
   let store: KvStore | undefined;
