@@ -577,6 +577,9 @@ export function introspectionModule(): EngineModule<Config> {
       const signature = () =>
         [...core.functions.everywhere()]
           .map((f) => {
+            // an engine module's function is what its registration made (its schemas are made from
+            // zod only when something reads them): its registration stands for it
+            if (f.moduleName !== null && f.handler && !f.remote) return JSON.stringify([f.id, f.moduleName, f.registeredAtMs]);
             try {
               return JSON.stringify([f.id, f.description, f.metadata, f.requestFormat, f.responseFormat]);
             } catch {
