@@ -351,10 +351,19 @@ const ENVELOPE = {
   'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
   'io.modelcontextprotocol/clientCapabilities': {},
 };
-const stdio26 = spawn(process.execPath, [MCP_BIN, '--engine-url', engine.busUrl], {
-  env: { ...process.env, ENG_WORKER_CONFIG: '' },
-  stdio: ['pipe', 'pipe', 'ignore'],
-});
+const stdio26 = spawn(
+  process.execPath,
+  [
+    ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : []),
+    MCP_BIN,
+    '--engine-url',
+    engine.busUrl,
+  ],
+  {
+    env: { ...process.env, ENG_WORKER_CONFIG: '' },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  },
+);
 process.once('exit', () => stdio26.kill('SIGKILL'));
 const stdio26Waiters = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
 let stdio26Pending = '';
@@ -693,7 +702,9 @@ const relayExited = new Promise<void>((r) => (stdioRelay.exitCode !== null ? r()
 stdioRelay.stdin?.end();
 await relayExited;
 await http.close();
+const stdio26Exited = new Promise<void>((r) => (stdio26.exitCode !== null ? r() : stdio26.once('exit', () => r())));
 stdio26.stdin?.end();
+await stdio26Exited;
 benchDone = true;
 await stopChild(httpServer);
 await stopChild(relayWorker.child);

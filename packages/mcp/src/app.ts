@@ -11,6 +11,7 @@ import type { ExposurePolicy } from './exposure.ts';
 import { HttpEndpoint } from './http/endpoint.ts';
 import { ModernHttp, paramHeaderRefusal } from './http/modern-http.ts';
 import { Invoker } from './invoker.ts';
+import { Leg } from './leg.ts';
 import { type Log, stderrLog } from './log.ts';
 import { type ModernAnswer, ModernServer, responseOf } from './modern.ts';
 import { MrtrStore } from './mrtr.ts';
@@ -173,28 +174,28 @@ export async function runMcp(options: McpOptions, io: RunIo = { stdin: process.s
     log.info(`MCP Streamable HTTP registered: POST/GET/DELETE /${options.httpPath} on the engine HTTP port (engine ${shownUrl})`);
   } else {
     const session = createSession('stdio', deps, 'stdio');
-    const inFlight = new Map<string | number, AbortController>();
+    const inFlight = new Map<string | number, Leg>();
     const stdio = new StdioTransport(io.stdin, io.stdout, () => session.protocolVersion, directDispatch(session.server), {
       request(message, write) {
-        const abort = new AbortController();
-        inFlight.set(message.id, abort);
+        const leg = new Leg();
+        inFlight.set(message.id, leg);
         const notify = (m: unknown) => {
-          if (!abort.signal.aborted) write(m);
+          if (!leg.cancelled) write(m);
         };
         void modern
-          .request(message, { transport: 'stdio', notify, signal: abort.signal })
+          .request(message, { transport: 'stdio', notify, leg })
           .catch((err): ModernAnswer => ({ error: { status: 200, code: -32603, message: (err as Error).message } }))
           .then((answer) => {
             inFlight.delete(message.id);
             // spec basic/patterns/cancellation: a cancelled request is not answered
-            if (!abort.signal.aborted) write(responseOf(message.id, answer));
+            if (!leg.cancelled) write(responseOf(message.id, answer));
           });
       },
       cancel(id) {
-        const abort = inFlight.get(id);
-        if (!abort) return false;
+        const leg = inFlight.get(id);
+        if (!leg) return false;
         inFlight.delete(id);
-        abort.abort();
+        leg.cancel();
         return true;
       },
     });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { builtinsVisible, type Transport } from './builtins.ts';
 import { listedPrompt, listedResource, listedTemplate, RESOURCE_NOT_FOUND } from './contributions.ts';
 import { errorMessage } from './jsonrpc.ts';
+import type { Leg } from './leg.ts';
 import type { MrtrStore } from './mrtr.ts';
 import { paginate } from './pagination.ts';
 import { getPrompt, isBuiltinPrompt, listPrompts, promptCompletions } from './prompts.ts';
@@ -169,8 +170,8 @@ export interface ModernIo {
   transport: Transport;
   /** A request-scoped message (progress, log, subscription notifications) on the request's own stream. */
   notify(message: JSONRPCNotification): void;
-  /** Aborted when the client cancels (closes the stream, or notifications/cancelled on stdio). */
-  signal: AbortSignal;
+  /** Cancelled when the client cancels (closes the stream, or notifications/cancelled on stdio). */
+  leg: Leg;
 }
 
 export type ModernAnswer = { result: Record<string, unknown> } | { error: Refusal };
@@ -220,6 +221,15 @@ function complete(result: Record<string, unknown>, cacheable?: 'public' | 'priva
     out.cacheScope = cacheable;
   }
   return out;
+}
+
+/** `complete()` for a result object made for this request alone (a tool call's): marked in place, not copied. */
+export function completeOwned(result: Record<string, unknown>): Record<string, unknown> {
+  const meta = isObject(result._meta) ? result._meta : {};
+  meta[META.serverInfo] = SERVER_INFO;
+  result._meta = meta;
+  result.resultType = 'complete';
+  return result;
 }
 
 export interface ModernDeps extends ServerDeps {
@@ -385,12 +395,10 @@ export class ModernServer {
       const listener = this.deps.hub.listen(filter, (method, extra) =>
         io.notify({ jsonrpc: '2.0', method, params: { ...extra, _meta: tag } }),
       );
-      const end = () => {
+      io.leg.onCancel(() => {
         this.deps.hub.unlisten(listener);
         resolve();
-      };
-      if (io.signal.aborted) end();
-      else io.signal.addEventListener('abort', end, { once: true });
+      });
     });
     return complete({ _meta: tag });
   }

@@ -1,12 +1,14 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EngError } from '@eng/protocol';
-import type { EngClient } from '@eng/sdk';
+import { type EngClient, randomHex } from '@eng/sdk';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { ContributionService } from './contributions.ts';
+import { NEVER_CANCELLED } from './leg.ts';
 import {
+  completeOwned,
   completeResult,
   type Envelope,
   META,
@@ -63,7 +65,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-const silentIo = (): ModernIo => ({ transport: 'http', notify() {}, signal: new AbortController().signal });
+/** Where an answered leg's notifications go: nowhere (shared: it holds nothing). */
+const SILENT_IO: ModernIo = { transport: 'http', notify() {}, leg: NEVER_CANCELLED };
 
 /** One modern request's function call, across the rounds it takes (and, as a task, past them). */
 export class ModernCall {
@@ -135,17 +138,14 @@ export class ModernCall {
   link(io: ModernIo): void {
     this.unlink?.();
     this.io = io;
-    const cancel = () => this.abort.abort();
-    if (io.signal.aborted) cancel();
-    else io.signal.addEventListener('abort', cancel, { once: true });
-    this.unlink = () => io.signal.removeEventListener('abort', cancel);
+    this.unlink = io.leg.onCancel(() => this.abort.abort());
   }
 
   /** The leg ended (answered): nothing more goes to its stream. */
   unlinkLeg(): void {
     this.unlink?.();
     this.unlink = undefined;
-    this.io = silentIo();
+    this.io = SILENT_IO;
   }
 
   /** Hand answers to the requests they name; a wrong shape stays pending (asked again). Returns how many were taken. */
@@ -252,7 +252,7 @@ export class MrtrStore {
       async (input) => {
         const q = input as ResumeInput;
         try {
-          return { result: await this.resumeHere(q.state, q.responses, q.envelope, silentIo(), q.what) };
+          return { result: await this.resumeHere(q.state, q.responses, q.envelope, SILENT_IO, q.what) };
         } catch (err) {
           return { error: refusalOf(err) };
         }
@@ -277,7 +277,7 @@ export class MrtrStore {
       throw new RpcError(ErrorCode.InvalidParams, 'Invalid params: arguments must be an object');
     const what = `tools/call ${p.name}`;
     if (p.requestState !== undefined) return this.resume(p.requestState, p.inputResponses, envelope, io, what);
-    const call = new ModernCall(envelope, io, randomBytes(8).toString('hex'), io.transport);
+    const call = new ModernCall(envelope, io, randomHex(8), io.transport);
     if (isObject(p.inputResponses)) call.preset = { ...p.inputResponses };
     const token = p._meta?.progressToken;
     const { tasks } = this.deps;
@@ -302,7 +302,7 @@ export class MrtrStore {
         signal: call.signal,
         throwFailures: call.canEscalate,
       })
-      .then((result) => completeResult(result as Record<string, unknown>));
+      .then((result) => completeOwned(result as Record<string, unknown>));
     if (asTask && tasks) return tasks.adopt(call, work, what);
     return this.settle(call, work, what);
   }
@@ -311,7 +311,7 @@ export class MrtrStore {
     const p = (message.params ?? {}) as Record<string, unknown>;
     const what = `resources/read ${uri}`;
     if (p.requestState !== undefined) return this.resume(p.requestState, p.inputResponses, envelope, io, what);
-    const call = new ModernCall(envelope, io, randomBytes(8).toString('hex'), io.transport);
+    const call = new ModernCall(envelope, io, randomHex(8), io.transport);
     const work = this.withSlot(call, message.id, (meta) => this.deps.contributions.read(uri, meta)).then((read) => {
       if (!read) throw new RpcError(ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
       return completeResult(read, 'private');
@@ -329,7 +329,7 @@ export class MrtrStore {
     const p = (message.params ?? {}) as Record<string, unknown>;
     const what = `prompts/get ${name}`;
     if (p.requestState !== undefined) return this.resume(p.requestState, p.inputResponses, envelope, io, what);
-    const call = new ModernCall(envelope, io, randomBytes(8).toString('hex'), io.transport);
+    const call = new ModernCall(envelope, io, randomHex(8), io.transport);
     const work = this.withSlot(call, message.id, (meta) => this.deps.contributions.getPrompt(name, args, meta)).then((rendered) => {
       if (!rendered) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
       return completeResult(rendered);

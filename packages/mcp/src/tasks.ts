@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EngClient } from '@eng/sdk';
 import type { JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { EngineView } from './engine-view.ts';
+import { NEVER_CANCELLED } from './leg.ts';
 import type { Log } from './log.ts';
 import { META, MISSING_CLIENT_CAPABILITY, type ModernIo, refusalOf, SERVER_INFO } from './modern.ts';
 import { GATHER_MS, type ModernCall } from './mrtr.ts';
@@ -168,7 +169,7 @@ export class TaskService {
     this.running.set(record.taskId, run);
     const io: ModernIo = {
       transport: call.io.transport,
-      signal: new AbortController().signal,
+      leg: NEVER_CANCELLED,
       // a function reports its status with progress_function's `message`
       notify: (message: JSONRPCNotification) => {
         const text = (message.params as { message?: unknown } | undefined)?.message;

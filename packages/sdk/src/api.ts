@@ -5,6 +5,7 @@ import type { TriggerAction as WireTriggerAction } from '@eng/protocol';
 export { type ChannelRef, EngError, type ErrorBody, ErrorCode, isChannelRef } from '@eng/protocol';
 export { CHANNEL_CLOSED, CHANNEL_FRAME_BYTES, type Channel, ChannelReader, ChannelWriter } from './channels.ts';
 export { EngClient } from './client.ts';
+export { randomHex } from './ids.ts';
 export type { WebSocketConstructor } from './socket.ts';
 export { formatTraceparent, newTraceparent, parseTraceparent, type WorkerSpan } from './tracing.ts';
 export type * from './types.ts';

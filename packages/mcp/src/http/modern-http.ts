@@ -1,6 +1,7 @@
 import type { ChannelWriter } from '@eng/sdk';
 import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { classify, errorMessage, INVALID_REQUEST, isResponse, PARSE_ERROR, readableId } from '../jsonrpc.ts';
+import { Leg } from '../leg.ts';
 import {
   claimedVersion,
   HEADER_MISMATCH,
@@ -189,20 +190,21 @@ export class ModernHttp {
     canStream: boolean,
     gone?: AbortSignal,
   ): Promise<HttpReply | null> {
-    const abort = new AbortController();
+    const leg = new Leg();
     // a client that hangs up cancels its request, whether or not its event stream has opened yet
-    if (gone?.aborted) abort.abort();
-    else gone?.addEventListener('abort', () => abort.abort(), { once: true });
+    const cancel = () => leg.cancel();
+    if (gone?.aborted) cancel();
+    else gone?.addEventListener('abort', cancel, { once: true });
     let stream: SseStream | undefined;
     const open = (): SseStream | undefined => {
       if (stream || !canStream || !writer) return stream;
-      stream = new SseStream(writer, () => abort.abort());
+      stream = new SseStream(writer, cancel);
       void stream.open({});
       return stream;
     };
     const io: ModernIo = {
       transport: 'http',
-      signal: abort.signal,
+      leg,
       notify: (message) => open()?.raw(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
     };
     if (request.method === 'subscriptions/listen') {
@@ -224,7 +226,7 @@ export class ModernHttp {
     const live = stream as SseStream | undefined;
     if (live) {
       // a client that went away cancelled the request: nothing more is said (spec cancellation)
-      if (!abort.signal.aborted) {
+      if (!leg.cancelled) {
         live.raw(`event: message\ndata: ${JSON.stringify(response)}\n\n`);
         await live.close();
       }
