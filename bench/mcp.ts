@@ -112,6 +112,7 @@ const ALL_PATHS = [
   'guarded',
   'stdioping',
   'stdiomin',
+  'stdiosdk',
   'stdiorelay',
   'stdio',
   'httptrigger',
@@ -144,7 +145,7 @@ const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 type Call = () => Promise<unknown>;
-type Proc = 'bench' | 'engine' | 'stdiomcp' | 'stdio26mcp' | 'stdiomin' | 'stdiorelay' | 'httpmcp' | 'relay';
+type Proc = 'bench' | 'engine' | 'stdiomcp' | 'stdio26mcp' | 'stdiomin' | 'stdiosdk' | 'stdiorelay' | 'httpmcp' | 'relay';
 /** The processes each path runs through (the bench process is the client and the worker). */
 const ON_PATH: Record<string, Proc[]> = {
   direct: ['bench', 'engine'],
@@ -152,6 +153,7 @@ const ON_PATH: Record<string, Proc[]> = {
   guarded: ['bench', 'engine'],
   stdioping: ['bench', 'stdiomcp'],
   stdiomin: ['bench', 'stdiomin'],
+  stdiosdk: ['bench', 'engine', 'stdiosdk'],
   stdiorelay: ['bench', 'engine', 'stdiorelay'],
   stdio: ['bench', 'engine', 'stdiomcp'],
   httptrigger: ['bench', 'engine'],
@@ -257,6 +259,15 @@ const stdioMinTransport = new StdioClientTransport({
 });
 const stdioMin = new Client({ name: 'bench', version: '1' });
 await stdioMin.connect(stdioMinTransport);
+// the same server making eng-mcp's engine call: any official-SDK MCP server in eng-mcp's place
+const stdioSdkTransport = new StdioClientTransport({
+  command: process.execPath,
+  args: [...NODE_TS, resolve(REPO_ROOT, 'bench/mcp-min-server.ts'), '--engine', engine.busUrl],
+  cwd: REPO_ROOT,
+  stderr: 'ignore',
+});
+const stdioSdk = new Client({ name: 'bench', version: '1' });
+await stdioSdk.connect(stdioSdkTransport);
 
 // the same call relayed over a pipe by a process with no MCP in it (bench/relay-worker.ts --stdio)
 const stdioRelay = spawn(
@@ -427,6 +438,7 @@ const paths: Record<string, Call> = {
     }),
   stdioping: () => stdio.ping(),
   stdiomin: () => stdioMin.callTool({ name: 'echo', arguments: PAYLOAD }),
+  stdiosdk: () => stdioSdk.callTool({ name: 'echo', arguments: PAYLOAD }),
   stdiorelay: relayLine,
   stdio: () => stdio.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
   httptrigger: () => post(triggerUrl),
@@ -449,6 +461,7 @@ const procCpu: Record<Exclude<Proc, 'bench'>, ProcCpu> = {
   stdiomcp: new ProcCpu(stdioTransport.pid ?? undefined),
   stdio26mcp: new ProcCpu(stdio26.pid),
   stdiomin: new ProcCpu(stdioMinTransport.pid ?? undefined),
+  stdiosdk: new ProcCpu(stdioSdkTransport.pid ?? undefined),
   stdiorelay: new ProcCpu(stdioRelay.pid),
   httpmcp: new ProcCpu(httpServer.pid),
   relay: new ProcCpu(relayWorker.child.pid),
@@ -568,6 +581,7 @@ const LABELS: Record<string, string> = {
   guarded: '@eng/sdk engine::functions::invoke (re-check + call)',
   stdioping: 'MCP ping over stdio (no engine)',
   stdiomin: 'MCP tools/call, minimal SDK server (no engine)',
+  stdiosdk: 'MCP tools/call, minimal SDK server → guarded call',
   stdiorelay: 'JSON line → stdio relay process → same worker (no MCP)',
   stdio: 'MCP tools/call over stdio',
   httptrigger: 'fetch → http trigger → same worker',
@@ -582,6 +596,7 @@ const THIRD: Partial<Record<string, Proc>> = {
   stdioping: 'stdiomcp',
   stdio: 'stdiomcp',
   stdiomin: 'stdiomin',
+  stdiosdk: 'stdiosdk',
   stdiorelay: 'stdiorelay',
   httprelay: 'relay',
   httpping: 'httpmcp',
@@ -683,21 +698,30 @@ if (['stdio', 'stdiomin', 'guarded'].every((n) => active.includes(n))) {
     `stdio vs its SDK floor: latency ${fmt(p50('stdio') / sdkLatency, 2)}×, CPU ${fmt(cpu('stdio') / sdkCpu, 2)}×   (for information)`,
   );
 }
-// the same stdio tools/call against the same three-process chain with no MCP in it
-if (['stdio', 'stdiorelay'].every((n) => active.includes(n))) {
-  const ratios = (of: PerBatch) =>
-    rounds.flatMap((round) => {
-      const out: number[] = [];
-      for (let c = 0; c < CYCLES; c++) out.push((round.stdio?.[of][c] ?? Number.NaN) / (round.stdiorelay?.[of][c] ?? Number.NaN));
-      return out;
-    });
+/** Per-cycle ratios of two paths' batches (median latency or CPU per call), run milliseconds apart. */
+const pairRatios = (a: string, b: string, of: PerBatch) =>
+  rounds.flatMap((round) => {
+    const out: number[] = [];
+    for (let c = 0; c < CYCLES; c++) out.push((round[a]?.[of][c] ?? Number.NaN) / (round[b]?.[of][c] ?? Number.NaN));
+    return out;
+  });
+const versus = (a: string, b: string, what: string) => {
+  if (!active.includes(a) || !active.includes(b)) return;
   console.log(
-    `stdio vs the stdio relay (the same three processes, no MCP): latency ${fmt(median(ratios('batchMedians')), 2)}×, CPU ${fmt(median(ratios('batchCpu')), 2)}× (medians of cycle ratios; for information)`,
+    `${a.padEnd(7)} vs ${what}: latency ${fmt(median(pairRatios(a, b, 'batchMedians')), 2)}×, CPU ${fmt(median(pairRatios(a, b, 'batchCpu')), 2)}× (medians of cycle ratios; for information)`,
   );
-}
+};
+// the same stdio tools/call against the same three-process chain with no MCP in it, and with the
+// smallest official-SDK server making the same engine call in eng-mcp's place
+versus('stdio', 'stdiorelay', 'the stdio relay (the same three processes, no MCP)');
+versus('stdio26', 'stdiorelay', 'the stdio relay (the same three processes, no MCP)');
+versus('stdiosdk', 'stdiorelay', 'the stdio relay (the same three processes, no MCP)');
+versus('stdio', 'stdiosdk', 'the minimal SDK server making the same guarded call (same chain)');
+versus('stdio26', 'stdiosdk', 'the minimal SDK server making the same guarded call (same chain)');
 
 await stdio.close();
 await stdioMin.close();
+await stdioSdk.close();
 const relayExited = new Promise<void>((r) => (stdioRelay.exitCode !== null ? r() : stdioRelay.once('exit', () => r())));
 stdioRelay.stdin?.end();
 await relayExited;
