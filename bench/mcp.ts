@@ -5,7 +5,8 @@
  * sequential calls, and CPU time per call of every process on the path.
  *
  *   node --import tsx bench/mcp.ts [--rounds 12] [--cycles 50] [--batch 20] [--settle 0] [--warmup 200]
- *                                  [--paths direct,recheck,guarded,stdioping,stdiomin,stdiorelay,stdio,httptrigger,httprelay,httpping,http,
+ *                                  [--paths direct,recheck,guarded,stdioping,stdiomin,stdiosdk,stdiorelay,stdio,httptrigger,httprelay,
+ *                                           httpping,httpsdk,http,
  *                                           stdiodiscover26,stdio26,http26]
  *
  * The `…26` paths are MCP 2026-07-28 (stateless, issue 28): raw JSON-RPC with the per-request
@@ -43,6 +44,10 @@
  *   which this machine runs cheaper per hop than one chain of three (each process's CPU per hop
  *   grows when three share two cores: the engine's share of the same call is higher here than in
  *   `direct`), so this row says how much of the gap is the topology rather than eng-mcp.
+ * - stdiosdk / httpsdk (for reference): the same smallest official-SDK server (bench/mcp-min-server.ts
+ *   --engine), its tools/call making eng-mcp's guarded engine call, over stdio and as an HTTP trigger
+ *   on the engine's HTTP port: what any MCP server on the official SDK costs in eng-mcp's place, in
+ *   the same chain of processes. eng-mcp against these rows is what eng-mcp's own code adds.
  * The floors: stdio = stdioping + direct (issue 16); http = httprelay. The SDK floor printed after
  * them (stdiomin + guarded) is what any server on the official SDK pays that makes the same engine call.
  *
@@ -118,6 +123,7 @@ const ALL_PATHS = [
   'httptrigger',
   'httprelay',
   'httpping',
+  'httpsdk',
   'http',
   'stdiodiscover26',
   'stdio26',
@@ -145,7 +151,7 @@ const PAYLOAD = { order_id: 'ord_123', sku: 'SKU-42', qty: 2, note: 'bench' };
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 type Call = () => Promise<unknown>;
-type Proc = 'bench' | 'engine' | 'stdiomcp' | 'stdio26mcp' | 'stdiomin' | 'stdiosdk' | 'stdiorelay' | 'httpmcp' | 'relay';
+type Proc = 'bench' | 'engine' | 'stdiomcp' | 'stdio26mcp' | 'stdiomin' | 'stdiosdk' | 'stdiorelay' | 'httpmcp' | 'httpsdk' | 'relay';
 /** The processes each path runs through (the bench process is the client and the worker). */
 const ON_PATH: Record<string, Proc[]> = {
   direct: ['bench', 'engine'],
@@ -159,6 +165,7 @@ const ON_PATH: Record<string, Proc[]> = {
   httptrigger: ['bench', 'engine'],
   httprelay: ['bench', 'engine', 'relay'],
   httpping: ['bench', 'engine', 'httpmcp'],
+  httpsdk: ['bench', 'engine', 'httpsdk'],
   http: ['bench', 'engine', 'httpmcp'],
   // MCP 2026-07-28 (stateless): raw JSON-RPC lines / POSTs with the per-request _meta, no SDK client
   stdiodiscover26: ['bench', 'stdio26mcp'],
@@ -355,6 +362,27 @@ await waitFor(
   20_000,
   50,
 );
+// the smallest official-SDK server on the engine's HTTP port making the same guarded call (bench/mcp-min-server.ts)
+const sdkHttpUrl = `${(engine.addresses.http as { url: string }).url}/bench/mcpmin`;
+const sdkHttpServer = await spawnTs(
+  'bench/mcp-min-server.ts',
+  ['--engine', engine.busUrl, '--http', 'bench/mcpmin'],
+  /mcp-min-server: ready/,
+);
+await waitFor(
+  async () =>
+    (
+      await fetch(sdkHttpUrl, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
+        headers: { 'content-type': 'application/json' },
+      })
+    ).ok,
+  20_000,
+  50,
+);
+const httpSdk = new Client({ name: 'bench', version: '1' });
+await httpSdk.connect(new StreamableHTTPClientTransport(new URL(sdkHttpUrl)));
 // MCP 2026-07-28: no session, the envelope on every request; a raw client on each transport (the
 // SDK v2 client's own cost would otherwise be in the figure, and the floors use no SDK either)
 const ENVELOPE = {
@@ -444,6 +472,7 @@ const paths: Record<string, Call> = {
   httptrigger: () => post(triggerUrl),
   httprelay: () => post(relayUrl),
   httpping: () => http.ping(),
+  httpsdk: () => httpSdk.callTool({ name: 'echo', arguments: PAYLOAD }),
   http: () => http.callTool({ name: 'bench__echo', arguments: PAYLOAD }),
   stdiodiscover26: () => stdio26Request('server/discover', {}),
   stdio26: () => stdio26Request('tools/call', { name: 'bench__echo', arguments: PAYLOAD }),
@@ -465,6 +494,7 @@ const procCpu: Record<Exclude<Proc, 'bench'>, ProcCpu> = {
   stdiorelay: new ProcCpu(stdioRelay.pid),
   httpmcp: new ProcCpu(httpServer.pid),
   relay: new ProcCpu(relayWorker.child.pid),
+  httpsdk: new ProcCpu(sdkHttpServer.child.pid),
 };
 const active = ALL_PATHS.filter((name) => ONLY.includes(name));
 
@@ -587,6 +617,7 @@ const LABELS: Record<string, string> = {
   httptrigger: 'fetch → http trigger → same worker',
   httprelay: 'fetch → http trigger → relay worker → same worker',
   httpping: 'MCP ping over http (no engine)',
+  httpsdk: 'MCP tools/call over http, minimal SDK server → guarded call',
   http: 'MCP tools/call over http',
   stdiodiscover26: 'MCP 2026-07-28 server/discover over stdio',
   stdio26: 'MCP 2026-07-28 tools/call over stdio (stateless)',
@@ -600,6 +631,7 @@ const THIRD: Partial<Record<string, Proc>> = {
   stdiorelay: 'stdiorelay',
   httprelay: 'relay',
   httpping: 'httpmcp',
+  httpsdk: 'httpsdk',
   http: 'httpmcp',
   stdiodiscover26: 'stdio26mcp',
   stdio26: 'stdio26mcp',
@@ -718,6 +750,9 @@ versus('stdio26', 'stdiorelay', 'the stdio relay (the same three processes, no M
 versus('stdiosdk', 'stdiorelay', 'the stdio relay (the same three processes, no MCP)');
 versus('stdio', 'stdiosdk', 'the minimal SDK server making the same guarded call (same chain)');
 versus('stdio26', 'stdiosdk', 'the minimal SDK server making the same guarded call (same chain)');
+versus('httpsdk', 'httprelay', 'the relay worker behind the HTTP port (no MCP)');
+versus('http', 'httpsdk', 'the minimal SDK server on the HTTP port making the same guarded call');
+versus('http26', 'httpsdk', 'the minimal SDK server on the HTTP port making the same guarded call');
 
 await stdio.close();
 await stdioMin.close();
@@ -732,6 +767,8 @@ await stdio26Exited;
 benchDone = true;
 await stopChild(httpServer);
 await stopChild(relayWorker.child);
+await httpSdk.close();
+await stopChild(sdkHttpServer.child);
 await caller.close();
 await worker.close();
 await engine.stop();
