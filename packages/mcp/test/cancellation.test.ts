@@ -53,13 +53,16 @@ beforeAll(async () => {
       await worker.call(meta.progress_function, { token: meta.progress_token, progress: 0, message: 'waiting' });
     }
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 20_000);
-      ctx.signal.addEventListener('abort', () => {
+      const stop = () => {
         clearTimeout(timer);
         run.aborted = true;
         run.reason = (ctx.signal.reason as Error).message;
         resolve();
-      });
+      };
+      const timer = setTimeout(resolve, 20_000);
+      // the cancellation may have come while the progress call above was out
+      if (ctx.signal.aborted) stop();
+      else ctx.signal.addEventListener('abort', stop);
     });
     // after the cancel: the call's log function says so
     const mcp = (ctx.metadata as McpMeta).mcp;
