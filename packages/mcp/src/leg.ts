@@ -15,7 +15,17 @@ export class Leg {
     this.cancelled = true;
     const listeners = this.listeners;
     this.listeners = undefined;
-    if (listeners) for (const listener of listeners) listener();
+    if (!listeners) return;
+    // every listener hears it, even after one throws; the first error is then thrown on
+    let failure: { error: unknown } | undefined;
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   }
 
   /** Runs `listener` on cancellation (at once when cancelled already); returns its removal. */

@@ -16,6 +16,19 @@ describe('Leg', () => {
     expect(leg.cancelled).toBe(true);
   });
 
+  it('runs every listener when one throws, then throws its error', () => {
+    const leg = new Leg();
+    const heard: string[] = [];
+    leg.onCancel(() => {
+      heard.push('a');
+      throw new Error('first');
+    });
+    leg.onCancel(() => heard.push('b'));
+    expect(() => leg.cancel()).toThrow('first');
+    expect(heard).toEqual(['a', 'b']);
+    expect(leg.cancelled).toBe(true);
+  });
+
   it('runs a listener added after the cancellation at once', () => {
     const leg = new Leg();
     leg.cancel();
