@@ -38,7 +38,7 @@ export function queueYaml(adapter: string): string {
       queue_configs:
         retrying: { max_retries: 3, backoff_ms: 100 }
         fragile: { max_retries: 1, backoff_ms: 20 }
-        ordered: { type: fifo, message_group_field: g, concurrency: 4, backoff_ms: 30 }
+        ordered: { type: fifo, message_group_field: g, concurrency: 1, backoff_ms: 30 }
         work: { concurrency: 20, max_retries: 5, backoff_ms: 50 }
 `;
 }
@@ -267,6 +267,9 @@ export function queueClusterSuite(options: ClusterSuiteOptions): void {
         for (let i = 1; i < mine.length; i++)
           expect((mine[i] as { start: number }).start).toBeGreaterThanOrEqual((mine[i - 1] as { end: number }).end);
       }
+      // one group at a time per engine (concurrency 1): the engine that enqueued could serve the 18
+      // messages only one after another (270 ms and more), so the others, once they hear of the
+      // messages, get groups of their own; with 4 it could hold all three groups itself on a busy host
       if (options.adapter === 'redis') expect(new Set(runs.map((r) => r.engine)).size).toBeGreaterThan(1);
     });
 
