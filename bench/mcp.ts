@@ -223,11 +223,16 @@ const selfNs = () => {
   return (usage.user + usage.system) * 1000;
 };
 
+/** BENCH_PROFILE_DIR=/some/dir: V8 CPU profiles of the engine and every eng-mcp and relay process there. */
+const PROFILE_ARGS = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+/** The arguments of an eng-mcp process on the bench's engine. */
+const mcpArgs = (...extra: string[]) => [...PROFILE_ARGS, MCP_BIN, '--engine-url', engine.busUrl, ...extra];
+
 const engine = await startEngine({
   workersYaml: '  - name: eng-http\n    config:\n      port: {{HTTP_PORT}}\n',
   env: { ENG_LOG_LEVEL: 'warn' },
   // BENCH_PROFILE_DIR: a profile of the engine too
-  ...(process.env.BENCH_PROFILE_DIR ? { execArgv: ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] } : {}),
+  ...(PROFILE_ARGS.length ? { execArgv: PROFILE_ARGS } : {}),
 });
 const worker = connect(engine.busUrl, { name: 'bench-worker', logger: quiet });
 worker.registerFunction('bench::echo', (input) => input, {
@@ -244,13 +249,7 @@ await caller.ready();
 
 const stdioTransport = new StdioClientTransport({
   command: process.execPath,
-  // BENCH_PROFILE_DIR=/some/dir writes a V8 CPU profile of the stdio eng-mcp there
-  args: [
-    ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : []),
-    MCP_BIN,
-    '--engine-url',
-    engine.busUrl,
-  ],
+  args: mcpArgs(),
   env: { ...(process.env as Record<string, string>), ENG_WORKER_CONFIG: '' },
   stderr: 'ignore',
 });
@@ -279,13 +278,7 @@ await stdioSdk.connect(stdioSdkTransport);
 // the same call relayed over a pipe by a process with no MCP in it (bench/relay-worker.ts --stdio)
 const stdioRelay = spawn(
   process.execPath,
-  [
-    ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : []),
-    ...NODE_TS,
-    resolve(REPO_ROOT, 'bench/relay-worker.ts'),
-    engine.busUrl,
-    '--stdio',
-  ],
+  [...PROFILE_ARGS, ...NODE_TS, resolve(REPO_ROOT, 'bench/relay-worker.ts'), engine.busUrl, '--stdio'],
   { cwd: REPO_ROOT, env: { ...process.env, ENG_LOG_LEVEL: 'warn' }, stdio: ['pipe', 'pipe', 'pipe'] },
 );
 process.once('exit', () => stdioRelay.kill('SIGKILL'));
@@ -315,18 +308,10 @@ const relayLine = () =>
     stdioRelay.stdin?.write(`${JSON.stringify(PAYLOAD)}\n`);
   });
 
-const httpServer = spawn(
-  process.execPath,
-  [
-    // BENCH_PROFILE_DIR: a profile of the HTTP eng-mcp too
-    ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : []),
-    MCP_BIN,
-    '--engine-url',
-    engine.busUrl,
-    '--no-stdio',
-  ],
-  { env: { ...process.env, ENG_WORKER_CONFIG: '' }, stdio: ['ignore', 'ignore', 'pipe'] },
-);
+const httpServer = spawn(process.execPath, mcpArgs('--no-stdio'), {
+  env: { ...process.env, ENG_WORKER_CONFIG: '' },
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
 // its last words, shown if the bench fails (an HTTP error alone does not say what happened inside)
 let httpServerLog = '';
 httpServer.stderr?.on('data', (chunk: Buffer) => {
@@ -390,19 +375,10 @@ const ENVELOPE = {
   'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
   'io.modelcontextprotocol/clientCapabilities': {},
 };
-const stdio26 = spawn(
-  process.execPath,
-  [
-    ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : []),
-    MCP_BIN,
-    '--engine-url',
-    engine.busUrl,
-  ],
-  {
-    env: { ...process.env, ENG_WORKER_CONFIG: '' },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  },
-);
+const stdio26 = spawn(process.execPath, mcpArgs(), {
+  env: { ...process.env, ENG_WORKER_CONFIG: '' },
+  stdio: ['pipe', 'pipe', 'ignore'],
+});
 process.once('exit', () => stdio26.kill('SIGKILL'));
 const stdio26Waiters = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
 let stdio26Pending = '';
