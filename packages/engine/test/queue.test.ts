@@ -611,6 +611,8 @@ describe('bad input', () => {
     ['engine::queue::enqueue', { queue: 'q', function_id: '' }, 'deserialization_error', 'function_id'],
     ['engine::queue::enqueue', { queue: '', function_id: 'a::b' }, 'queue_not_set', 'queue'],
     ['engine::queue::enqueue', { queue: 'q', function_id: 'a::b', messageReceiptId: 7 }, 'deserialization_error', 'messageReceiptId'],
+    ['engine::queue::enqueue', { queue: 'q', function_id: 'a::b', traceparent: 5 }, 'deserialization_error', 'traceparent'],
+    ['engine::queue::enqueue', { queue: 'q', function_id: 'a::b', baggage: {} }, 'deserialization_error', 'baggage'],
     ['engine::queue::enqueue', [1, 2], 'deserialization_error', '(root)'],
     ['eng::durable::publish', { data: 1 }, 'topic_not_set', 'topic'],
     ['iii::durable::publish', { topic: '', data: 1 }, 'topic_not_set', 'topic'],

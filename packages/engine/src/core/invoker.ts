@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { EngError, EngineFunction, type ErrorBody, ErrorCode, type TriggerAction } from '@eng/protocol';
 import type { Logger } from '../log.ts';
 import { type FunctionRegistry, functionKind, type InProcessHandler, type InvocationInfo } from './functions.ts';
@@ -301,7 +300,7 @@ export class Invoker {
   dispatch(functionId: string, data: unknown, options: InvokeOptions, target: Settle): void {
     const action = options.action ?? null;
     if (action?.type === 'enqueue') {
-      this.enqueue(functionId, data, action.queue, options).then((outcome) => target.settle(outcome));
+      this.enqueue(functionId, data, action.queue, options, target);
       return;
     }
 
@@ -590,18 +589,23 @@ export class Invoker {
     for (const id of [...this.pending.keys()]) this.complete(id, { ok: false, error: STOPPED });
   }
 
-  private async enqueue(functionId: string, data: unknown, queue: string, options: InvokeOptions): Promise<InvokeOutcome> {
-    // spec §2.5 step 6 (0.22.1): the enqueue action goes through the queue provider's function
+  /**
+   * spec §2.5 step 6 (0.22.1): the enqueue action goes through the queue provider's function. It is
+   * dispatched like any call (its `enqueue_action` span, the observers), with no promise or async
+   * frame of its own: the provider's outcome becomes the action's in `EnqueueSettle`.
+   */
+  private enqueue(functionId: string, data: unknown, queue: string, options: InvokeOptions, target: Settle): void {
     if (!this.functions.has(EngineFunction.QueueEnqueue)) {
-      return {
+      target.settle({
         ok: false,
         error: {
           code: ErrorCode.EnqueueError,
           message: `No queue provider is installed: add the eng-queue worker to config.yaml to enqueue to '${queue}'`,
         },
-      };
+      });
+      return;
     }
-    const messageReceiptId = randomUUID();
+    const messageReceiptId = newUuid();
     const request = {
       queue,
       function_id: functionId,
@@ -610,41 +614,55 @@ export class Invoker {
       traceparent: options.traceparent ?? null,
       baggage: options.baggage ?? null,
     };
-    const target = this.functions.get(functionId);
+    const enqueued = this.functions.get(functionId);
     // spec §8.1 `enqueue_action`: a producer span per enqueue, named for the target function and
     // queue; the message carries ITS context, so every delivery attempt (a `consumer` call span)
     // hangs under it in the same trace. No `eng.message.id` here: that tag marks delivery attempts.
-    const span: CallSpanHints = {
-      name: 'enqueue_action',
-      kind: 'producer',
-      attributes: {
-        'messaging.system': 'eng-queue',
-        'messaging.operation.type': 'send',
-        'messaging.destination.name': queue,
-        'messaging.message.id': messageReceiptId,
-        'eng.queue.name': queue,
-        'eng.queue.receipt_id': messageReceiptId,
-        function_id: functionId,
-        'eng.function.kind': target ? functionKind(target) : 'user',
-        ...(options.callerWorkerId ? { 'eng.caller.worker_id': options.callerWorkerId } : {}),
-      },
-      // the payload dispatched is a copy of `request` (stamped with the sender): set it there
-      onContext: (traceparent, payload) => {
-        if (payload !== null && typeof payload === 'object') (payload as { traceparent: string | null }).traceparent = traceparent ?? null;
-      },
+    const attributes: Record<string, string> = {
+      'messaging.system': 'eng-queue',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': queue,
+      'messaging.message.id': messageReceiptId,
+      'eng.queue.name': queue,
+      'eng.queue.receipt_id': messageReceiptId,
+      function_id: functionId,
+      'eng.function.kind': enqueued ? functionKind(enqueued) : 'user',
     };
-    const outcome = await this.invoke(EngineFunction.QueueEnqueue, request, {
-      traceparent: options.traceparent,
-      baggage: options.baggage,
-      // the provider stores the real sender beside the message's data
-      originWorkerId: options.callerWorkerId ?? options.originWorkerId,
-      span,
-    });
-    if (!outcome.ok) {
-      const code = outcome.error.code === ErrorCode.EnqueueError ? outcome.error.code : ErrorCode.EnqueueError;
-      return { ok: false, error: { code, message: outcome.error.message } };
-    }
-    return { ok: true, result: { messageReceiptId } };
+    if (options.callerWorkerId) attributes['eng.caller.worker_id'] = options.callerWorkerId;
+    this.dispatch(
+      EngineFunction.QueueEnqueue,
+      request,
+      {
+        traceparent: options.traceparent,
+        baggage: options.baggage,
+        // the provider stores the real sender beside the message's data
+        originWorkerId: options.callerWorkerId ?? options.originWorkerId,
+        // made here for this call alone: the sender is stamped in place, not on a copy
+        payloadOwned: true,
+        span: { name: 'enqueue_action', kind: 'producer', attributes, onContext: putTraceparent },
+      },
+      new EnqueueSettle(target, messageReceiptId),
+    );
+  }
+}
+
+/** The enqueue request (made by `Invoker.enqueue`) carries the context its span gave the call. */
+function putTraceparent(traceparent: string | undefined, payload: unknown): void {
+  if (payload !== null && typeof payload === 'object') (payload as { traceparent: string | null }).traceparent = traceparent ?? null;
+}
+
+/** The provider's outcome as the enqueue action's: the receipt, or an `enqueue_error`. */
+class EnqueueSettle implements Settle {
+  constructor(
+    private readonly target: Settle,
+    private readonly messageReceiptId: string,
+  ) {}
+  settle(outcome: InvokeOutcome): void {
+    this.target.settle(
+      outcome.ok
+        ? { ok: true, result: { messageReceiptId: this.messageReceiptId } }
+        : { ok: false, error: { code: ErrorCode.EnqueueError, message: outcome.error.message } },
+    );
   }
 }
 
