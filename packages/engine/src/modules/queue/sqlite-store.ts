@@ -113,6 +113,11 @@ export class SqliteQueueStore implements QueueStore {
   private seq: number;
   private closed = false;
   private readonly stmt;
+  /** Runs a function in a savepoint (made once: better-sqlite3 builds a wrapper per `transaction` call). */
+  private readonly savepoint: (run: () => unknown) => unknown;
+  /** Acknowledgements waiting for the next group commit, and the write that will store them. */
+  private acks: StoredMessage[] = [];
+  private ackWrite: Promise<void> | null = null;
 
   constructor(readonly file: string) {
     this.shared = acquire(file, 'full');
@@ -123,10 +128,11 @@ export class SqliteQueueStore implements QueueStore {
     if (!columns.some((c) => c.name === 'sender')) this.db.exec('ALTER TABLE queue_messages ADD COLUMN sender TEXT');
     this.seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM queue_messages').get() as { seq: number }).seq;
     const db = this.db;
+    this.savepoint = db.transaction((run: () => unknown) => run());
     this.stmt = {
       insert: db.prepare(
         `INSERT INTO queue_messages (id, seq, lane, name, kind, function_id, grp, data, sender, traceparent, baggage, enqueued_at, ready_at)
-         VALUES (@id, @seq, @lane, @name, @kind, @functionId, @group, @dataJson, @sender, @traceparent, @baggage, @enqueuedAt, @readyAt)`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       scanLane: db.prepare('SELECT * FROM queue_messages WHERE lane = ? AND failed_at IS NULL ORDER BY seq'),
       pendingLanes: db.prepare(
@@ -165,16 +171,35 @@ export class SqliteQueueStore implements QueueStore {
   }
 
   insert(messages: NewMessage[]): Promise<void> {
-    return this.write(() => {
-      for (const m of messages) {
-        try {
-          this.stmt.insert.run({ ...m, sender: m.sender ?? '', seq: ++this.seq });
-        } catch (err) {
-          if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new DuplicateMessageError(m.id);
-          throw err;
+    // one INSERT is atomic by itself: a savepoint only when several must all be stored or none
+    return this.write(
+      () => {
+        for (const m of messages) {
+          try {
+            this.stmt.insert.run(
+              m.id,
+              ++this.seq,
+              m.lane,
+              m.name,
+              m.kind,
+              m.functionId,
+              m.group,
+              m.dataJson,
+              m.sender ?? '',
+              m.traceparent,
+              m.baggage,
+              m.enqueuedAt,
+              m.readyAt,
+            );
+          } catch (err) {
+            if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new DuplicateMessageError(m.id);
+            throw err;
+          }
         }
-      }
-    });
+      },
+      true,
+      messages.length > 1,
+    );
   }
 
   *scanLane(lane: string, skip?: (id: string) => boolean): Iterable<StoredMessage> {
@@ -189,11 +214,38 @@ export class SqliteQueueStore implements QueueStore {
   }
 
   ack(message: StoredMessage): Promise<void> {
+    // the acknowledgements of one group commit are one write, with one counter update per name;
     // not fsynced on its own: lost in a power cut, the message is delivered again (at-least-once)
-    return this.write(() => {
-      if (this.stmt.delete.run(message.id).changes) this.stmt.count.run(message.name, message.kind, 1, 0);
-    }, false);
+    this.acks.push(message);
+    if (this.ackWrite) return this.ackWrite;
+    const write = this.write(this.writeAcks, false, false);
+    this.ackWrite = write;
+    // a commit that failed before running it leaves the acknowledgements for the next one
+    write.catch(() => {
+      if (this.ackWrite === write) this.ackWrite = null;
+    });
+    return write;
   }
+
+  private readonly writeAcks = (): void => {
+    const acks = this.acks;
+    this.acks = [];
+    this.ackWrite = null;
+    let name = '';
+    let kind: StoredMessage['kind'] = 'queue';
+    let done = 0;
+    for (const message of acks) {
+      if (!this.stmt.delete.run(message.id).changes) continue;
+      if (message.name !== name || message.kind !== kind) {
+        if (done) this.stmt.count.run(name, kind, done, 0);
+        name = message.name;
+        kind = message.kind;
+        done = 0;
+      }
+      done++;
+    }
+    if (done) this.stmt.count.run(name, kind, done, 0);
+  };
 
   retry(message: StoredMessage, attempts: number, readyAt: number, error: string): Promise<void> {
     return this.write(() => {
@@ -278,9 +330,12 @@ export class SqliteQueueStore implements QueueStore {
     release(this.shared);
   }
 
-  private write<T>(run: () => T, durable = true): Promise<T> {
+  /**
+   * Queue a write for the shared group commit. `atomic`: in a savepoint of its own (a nested
+   * transaction), so that a write that fails half way (a duplicate id) leaves nothing behind.
+   */
+  private write<T>(run: () => T, durable = true, atomic = true): Promise<T> {
     if (this.closed) return Promise.reject(new Error('queue store is closed'));
-    // a nested transaction is a savepoint: a failed write (a duplicate id) leaves nothing half done
-    return this.shared.write(() => this.db.transaction(run)(), durable);
+    return this.shared.write(atomic ? () => this.savepoint(run) as T : run, durable);
   }
 }
