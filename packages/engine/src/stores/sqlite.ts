@@ -13,6 +13,8 @@ interface PendingWrite {
   reject: (error: unknown) => void;
 }
 
+type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
  * One SQLite connection per file, shared by every store on that file (state and stream may use
  * separate tables of one file). Writes are group-committed: all writes queued during one turn of
@@ -31,6 +33,8 @@ export class SharedDatabase {
   private readonly endReadLater = () => this.endRead();
   private readonly syncOff: Database.Statement | null;
   private readonly syncOn: Database.Statement | null;
+  /** One group commit's writes in one transaction (made once: better-sqlite3 builds a wrapper per `transaction` call). */
+  private readonly runBatch: Database.Transaction<(batch: PendingWrite[], outcomes: WriteOutcome[]) => void>;
   refs = 0;
 
   constructor(
@@ -47,6 +51,16 @@ export class SharedDatabase {
     // a batch of writes that need not survive a power loss commits without its fsync (see write)
     this.syncOff = synchronous === 'full' ? this.db.prepare('PRAGMA synchronous = NORMAL') : null;
     this.syncOn = synchronous === 'full' ? this.db.prepare('PRAGMA synchronous = FULL') : null;
+    this.runBatch = this.db.transaction((batch: PendingWrite[], outcomes: WriteOutcome[]) => {
+      for (const item of batch) {
+        // one write's failure (its update function threw) must not undo the others
+        try {
+          outcomes.push({ ok: true, value: item.run() });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+        }
+      }
+    });
   }
 
   /**
@@ -97,22 +111,11 @@ export class SharedDatabase {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const outcomes: WriteOutcome[] = [];
     const lazy = this.syncOff !== null && batch.every((item) => !item.durable);
     if (lazy) this.syncOff?.run();
     try {
-      this.db
-        .transaction(() => {
-          for (const item of batch) {
-            // one write's failure (its update function threw) must not undo the others
-            try {
-              outcomes.push({ ok: true, value: item.run() });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-            }
-          }
-        })
-        .immediate();
+      this.runBatch.immediate(batch, outcomes);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
