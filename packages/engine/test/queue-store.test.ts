@@ -51,9 +51,17 @@ describe.each([
   ['memory', () => new MemoryQueueStore()],
   ['sqlite', () => new SqliteQueueStore(sqliteFile())],
 ] as const)('the %s queue store', (_name, open) => {
-  it('counts every acknowledgement of one commit under its own name, once', async () => {
+  async function withStore(run: (store: QueueStore) => Promise<void>): Promise<void> {
     const store = open();
     try {
+      await run(store);
+    } finally {
+      store.close();
+    }
+  }
+
+  it('counts every acknowledgement of one commit under its own name, once', () =>
+    withStore(async (store) => {
       const a = [message('orders'), message('orders'), message('orders')];
       const b = [message('billing'), message('billing')];
       const t = message('events', 'topic');
@@ -73,14 +81,10 @@ describe.each([
       expect(stored(store, queueLaneKey('orders')).map((m) => m.id)).toEqual([(a[2] as NewMessage).id]);
       expect(stored(store, queueLaneKey('billing'))).toEqual([]);
       expect(store.pendingCount('events')).toBe(0);
-    } finally {
-      store.close();
-    }
-  });
+    }));
 
-  it('stores none of a batch that holds a known id, and keeps the other writes of the same commit', async () => {
-    const store = open();
-    try {
+  it('stores none of a batch that holds a known id, and keeps the other writes of the same commit', () =>
+    withStore(async (store) => {
       const known = message('orders');
       await store.insert([known]);
       const fresh = message('orders');
@@ -91,14 +95,10 @@ describe.each([
       expect(results[1].status).toBe('fulfilled');
       expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateMessageError);
       expect(stored(store, queueLaneKey('orders')).map((m) => m.id)).toEqual([known.id, other.id]);
-    } finally {
-      store.close();
-    }
-  });
+    }));
 
-  it('skips the messages in flight and gives the others whole, in order', async () => {
-    const store = open();
-    try {
+  it('skips the messages in flight and gives the others whole, in order', () =>
+    withStore(async (store) => {
       const batch = Array.from({ length: 6 }, (_, i) => message('orders', 'queue', { sender: `w-${i}`, dataJson: JSON.stringify({ i }) }));
       await store.insert(batch);
       const inFlight = new Set([batch[0], batch[1], batch[3]].map((m) => (m as NewMessage).id));
@@ -113,14 +113,10 @@ describe.each([
       for (const _m of store.scanLane(queueLaneKey('orders'), () => false)) break;
       await store.ack(seen[0] as never);
       expect(store.pendingCount('orders')).toBe(5);
-    } finally {
-      store.close();
-    }
-  });
+    }));
 
-  it('keeps every field of a message as it was inserted', async () => {
-    const store = open();
-    try {
+  it('keeps every field of a message as it was inserted', () =>
+    withStore(async (store) => {
       const m = message('orders', 'queue', {
         sender: 'worker-7',
         traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
@@ -133,10 +129,7 @@ describe.each([
       expect(read).toMatchObject({ ...m, attempts: 0, lastError: null, failedAt: null });
       expect(readAnonymous?.sender).toBeNull();
       expect((read?.seq ?? 0) < (readAnonymous?.seq ?? 0)).toBe(true);
-    } finally {
-      store.close();
-    }
-  });
+    }));
 });
 
 describe('the sqlite queue store across a reopen', () => {
