@@ -42,6 +42,16 @@ function emit(event: ChatEvent): void {
   for (const l of listeners) l(event);
 }
 
+/**
+ * A change this console made and the engine's answer confirmed (a held call it resolved), applied
+ * at once as its event: the page does not wait for the event, which may come late (or not at all,
+ * to a page whose bindings are still being made after a reload). When the event comes it changes
+ * nothing more.
+ */
+export function emitConfirmed(event: ChatEvent): void {
+  emit(event);
+}
+
 const hidden = { internal: true, 'eng.ui': true };
 const tab = Math.random().toString(36).slice(2, 10);
 const fnId = (name: string) => `${UI_FUNCTION_PREFIX}${tab}::chat::${name}`;

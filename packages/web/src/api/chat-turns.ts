@@ -2,6 +2,7 @@ import { effortOptions, type Model } from '../lib/chat/models.ts';
 import type { ChatMode } from '../lib/chat/prefs.ts';
 import { type Block, contextOf, type Entry } from '../lib/chat/transcript.ts';
 import { noteOwnDecision } from './chat-calls.ts';
+import { emitConfirmed } from './chat-live.ts';
 import { CONSOLE_METADATA } from './chat-sessions.ts';
 import { callEngine } from './client.ts';
 
@@ -134,8 +135,17 @@ export async function resolveApproval(input: {
     decision: input.decision,
     ...(input.reason ? { reason: input.reason } : {}),
   });
-  // the card shows who decided and how (issue 25 item 3)
-  if (res.resolved) noteOwnDecision(input.sessionId, input.callId, input);
+  if (res.resolved) {
+    // the card shows who decided and how (issue 25 item 3), and leaves the held state now
+    noteOwnDecision(input.sessionId, input.callId, input);
+    emitConfirmed({
+      type: 'pending-resolved',
+      session_id: input.sessionId,
+      function_call_id: input.callId,
+      outcome: input.decision,
+      reason: input.reason,
+    });
+  }
   return res;
 }
 
