@@ -247,7 +247,9 @@ test('filters narrow the list, live in the URL and survive a reload', async ({ p
   await expect(page.getByText('No traces match these filters')).toBeVisible();
   await gotoPage(page, consoleUrl, '/traces?range=15m&sort=duration&order=desc');
   await expect(page.getByLabel('Time range')).toHaveValue('15m');
-  // longest first: the consumer (260 ms) before the producer (180 ms)
+  // longest first: the consumer (260 ms) before the producer (180 ms), once the list has loaded
+  await expect(row(page, story.consumer.traceId)).toBeVisible();
+  await expect(row(page, story.producer.traceId)).toBeVisible();
   const ids = await rows(page).evaluateAll((els) => els.map((el) => el.getAttribute('data-trace-id')));
   expect(ids.indexOf(story.consumer.traceId)).toBeLessThan(ids.indexOf(story.producer.traceId));
 });
