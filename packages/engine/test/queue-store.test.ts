@@ -47,6 +47,11 @@ function message(name: string, kind: 'queue' | 'topic' = 'queue', extra: Partial
 
 const stored = (store: QueueStore, lane: string) => [...store.scanLane(lane)];
 
+function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error('expected a value');
+  return value;
+}
+
 describe.each([
   ['memory', () => new MemoryQueueStore()],
   ['sqlite', () => new SqliteQueueStore(sqliteFile())],
@@ -62,23 +67,18 @@ describe.each([
 
   it('counts every acknowledgement of one commit under its own name, once', () =>
     withStore(async (store) => {
-      const a = [message('orders'), message('orders'), message('orders')];
-      const b = [message('billing'), message('billing')];
-      const t = message('events', 'topic');
-      await store.insert([...a, ...b, t]);
-      const all = [...stored(store, queueLaneKey('orders')), ...stored(store, queueLaneKey('billing'))];
-      const byId = new Map(all.map((m) => [m.id, m]));
-      const topicCopy = stored(store, topicLaneKey('events', 'orders::audit'))[0];
-      expect(topicCopy?.kind).toBe('topic');
+      await store.insert([message('orders'), message('orders'), message('orders'), message('billing'), message('billing')]);
+      await store.insert([message('events', 'topic')]);
+      const [a0, a1, a2] = stored(store, queueLaneKey('orders')).map(must);
+      const [b0, b1] = stored(store, queueLaneKey('billing')).map(must);
+      const topicCopy = must(stored(store, topicLaneKey('events', 'orders::audit'))[0]);
+      expect(topicCopy.kind).toBe('topic');
       // interleaved names in one turn, and the same message acknowledged twice
-      const first = a[0] as NewMessage;
-      const acks = [first, b[0], a[1], b[1], first].map((m) => store.ack(byId.get((m as NewMessage).id) as never));
-      acks.push(store.ack(topicCopy as never));
-      await Promise.all(acks);
+      await Promise.all([a0, b0, a1, b1, a0, topicCopy].map((m) => store.ack(must(m))));
       expect(store.counters('orders')).toEqual({ delivered: 2, failed: 0 });
       expect(store.counters('billing')).toEqual({ delivered: 2, failed: 0 });
       expect(store.counters('events')).toEqual({ delivered: 1, failed: 0 });
-      expect(stored(store, queueLaneKey('orders')).map((m) => m.id)).toEqual([(a[2] as NewMessage).id]);
+      expect(stored(store, queueLaneKey('orders')).map((m) => m.id)).toEqual([must(a2).id]);
       expect(stored(store, queueLaneKey('billing'))).toEqual([]);
       expect(store.pendingCount('events')).toBe(0);
     }));
@@ -101,9 +101,10 @@ describe.each([
     withStore(async (store) => {
       const batch = Array.from({ length: 6 }, (_, i) => message('orders', 'queue', { sender: `w-${i}`, dataJson: JSON.stringify({ i }) }));
       await store.insert(batch);
-      const inFlight = new Set([batch[0], batch[1], batch[3]].map((m) => (m as NewMessage).id));
+      const ids = batch.map((m) => m.id);
+      const inFlight = new Set([ids[0], ids[1], ids[3]]);
       const seen = [...store.scanLane(queueLaneKey('orders'), (id) => inFlight.has(id))];
-      expect(seen.map((m) => m.id)).toEqual([batch[2], batch[4], batch[5]].map((m) => (m as NewMessage).id));
+      expect(seen.map((m) => m.id)).toEqual([ids[2], ids[4], ids[5]]);
       expect(seen.map((m) => [m.sender, JSON.parse(m.dataJson)])).toEqual([
         ['w-2', { i: 2 }],
         ['w-4', { i: 4 }],
@@ -111,7 +112,7 @@ describe.each([
       ]);
       // a scan stopped early (the lane's free slots are filled) leaves the store usable
       for (const _m of store.scanLane(queueLaneKey('orders'), () => false)) break;
-      await store.ack(seen[0] as never);
+      await store.ack(must(seen[0]));
       expect(store.pendingCount('orders')).toBe(5);
     }));
 
@@ -137,14 +138,14 @@ describe('the sqlite queue store across a reopen', () => {
     const file = sqliteFile();
     const store = new SqliteQueueStore(file);
     const [done, kept, failed] = [message('orders'), message('orders'), message('orders')];
-    await store.insert([done as NewMessage, kept as NewMessage, failed as NewMessage]);
-    const [d, , f] = stored(store, queueLaneKey('orders'));
-    await Promise.all([store.ack(d as never), store.retry(f as never, 1, Date.now(), 'boom')]);
+    await store.insert([done, kept, failed]);
+    const [d, , f] = stored(store, queueLaneKey('orders')).map(must);
+    await Promise.all([store.ack(must(d)), store.retry(must(f), 1, Date.now(), 'boom')]);
     store.close();
 
     const again = new SqliteQueueStore(file);
     try {
-      expect(stored(again, queueLaneKey('orders')).map((m) => m.id)).toEqual([(kept as NewMessage).id, (failed as NewMessage).id]);
+      expect(stored(again, queueLaneKey('orders')).map((m) => m.id)).toEqual([kept.id, failed.id]);
       expect(again.counters('orders')).toEqual({ delivered: 1, failed: 1 });
       // new messages continue after the ones kept
       const later = message('orders');

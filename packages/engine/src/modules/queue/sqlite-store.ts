@@ -220,9 +220,12 @@ export class SqliteQueueStore implements QueueStore {
     if (this.ackWrite) return this.ackWrite;
     const write = this.write(this.writeAcks, false, false);
     this.ackWrite = write;
-    // a commit that failed before running it leaves the acknowledgements for the next one
+    // a commit that failed before running it: its callers are told (the messages stay queued and
+    // run again), and the next acknowledgement starts a write of its own
     write.catch(() => {
-      if (this.ackWrite === write) this.ackWrite = null;
+      if (this.ackWrite !== write) return;
+      this.ackWrite = null;
+      this.acks = [];
     });
     return write;
   }
